@@ -1,0 +1,1 @@
+print("bluecap-bench: no benchmarks yet")

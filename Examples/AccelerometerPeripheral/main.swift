@@ -1,0 +1,1 @@
+print("accelerometer-peripheral: not built yet")

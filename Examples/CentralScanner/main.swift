@@ -1,0 +1,1 @@
+print("central-scanner: not built yet")

@@ -1,0 +1,56 @@
+// swift-tools-version: 6.0
+// BlueCap for Linux: Bluetooth Low Energy central and peripheral roles for Swift on Linux,
+// through BlueZ's D-Bus API, with a futures interface and async/await.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "BlueCap",
+    products: [
+        .library(name: "BlueCapKit", targets: ["BlueCapKit"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "central-scanner", targets: ["CentralScanner"]),
+        .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
+        .executable(name: "bluecap-bench", targets: ["bluecap-bench"]),
+    ],
+    targets: [
+        // Layer 1: libdbus, header shim only.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        // Layer 2: Swift over libdbus. The only module that imports CDBus.
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
+        .target(name: "BlueZ", dependencies: ["DBus"], swiftSettings: strict),
+        // Layer 4: futures. Depends on nothing of ours.
+        .target(name: "Futures", swiftSettings: strict),
+        // Layer 5: the public API.
+        .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures"], swiftSettings: strict),
+        // A simulated bluetoothd for tests (ours and users').
+        .target(name: "BlueZSimulator", dependencies: ["DBus"], swiftSettings: strict),
+        .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
+        // Examples.
+        .executableTarget(
+            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator"],
+            path: "Examples/CentralScanner", swiftSettings: strict),
+        .executableTarget(
+            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator"],
+            path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
+        // Benchmarks.
+        .executableTarget(
+            name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures"],
+            path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
+        // Tests. TestSupport: private dbus-daemon and process helpers shared by the bus tiers.
+        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FuturesTests", dependencies: ["Futures"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
+        .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,1 @@
+// BlueCapKit: the public BLE API.

@@ -1,0 +1,1 @@
+// BlueZ: org.bluez proxies.

@@ -1,0 +1,1 @@
+// BlueZSimulator: a simulated bluetoothd.

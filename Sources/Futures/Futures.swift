@@ -1,0 +1,1 @@
+// Futures: futures and promises.

@@ -1,0 +1,1 @@
+// bluez-sim: the BlueZSimulator on a D-Bus bus.

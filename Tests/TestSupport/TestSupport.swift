@@ -1,0 +1,1 @@
+// TestSupport: private dbus-daemon and process helpers for the bus test tiers.
