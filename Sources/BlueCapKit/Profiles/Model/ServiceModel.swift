@@ -1,0 +1,156 @@
+// ServiceModel: a class whose @Characteristic properties mirror a service's characteristics.
+
+import Foundation
+import Synchronization
+
+/// One characteristic binding of a ``ServiceModel``: the storage of a `@Characteristic` property.
+public protocol CharacteristicBinding: AnyObject, Sendable {
+    /// The characteristic UUID the property is bound to.
+    var uuid: BLEUUID { get }
+    /// True once a value has been received through ``update(with:)``.
+    var hasReceivedValue: Bool { get }
+    /// Decodes received bytes into the property; on error the property keeps its value.
+    func update(with data: Data) throws(SerDeError)
+    /// The property's current value, encoded.
+    var data: Data { get }
+}
+
+/// A service model: subclass it and declare one property per characteristic,
+/// `@Characteristic("2A19") var batteryLevel: UInt8`.
+///
+/// The roles feed received values (`ReadValue` replies, `Value` notifications) to
+/// ``update(uuid:data:)`` and read ``data(for:)`` to write. Bindings are found by reflecting over
+/// the wrappers' storage (each wrapper is a reference-type box), without the Objective-C runtime.
+/// Reading and writing one property is thread-safe; the model itself is not `Sendable`.
+open class ServiceModel {
+    /// The service the model mirrors.
+    public let serviceUUID: BLEUUID
+
+    /// A model of the service `serviceUUID`.
+    public init(serviceUUID: BLEUUID) {
+        self.serviceUUID = serviceUUID
+    }
+
+    // MARK: Bindings
+
+    /// Every `@Characteristic` property of the model (subclass properties first), found by reflection.
+    public var bindings: [any CharacteristicBinding] {
+        var result: [any CharacteristicBinding] = []
+        var mirror: Mirror? = Mirror(reflecting: self)
+        while let current = mirror {
+            for child in current.children {
+                if let binding = child.value as? any CharacteristicBinding { result.append(binding) }
+            }
+            mirror = current.superclassMirror
+        }
+        return result
+    }
+
+    /// The UUIDs of the bound characteristics.
+    public var characteristicUUIDs: [BLEUUID] { bindings.map(\.uuid) }
+
+    /// The binding for a characteristic UUID, if any.
+    public func binding(for uuid: BLEUUID) -> (any CharacteristicBinding)? {
+        bindings.first { $0.uuid == uuid }
+    }
+
+    /// Sets the property bound to `uuid` from received bytes. Returns false when no property is
+    /// bound to `uuid`; throws (leaving the property unchanged) when the bytes do not decode.
+    @discardableResult
+    public func update(uuid: BLEUUID, data: Data) throws(SerDeError) -> Bool {
+        guard let binding = binding(for: uuid) else { return false }
+        try binding.update(with: data)
+        return true
+    }
+
+    /// The encoded value of the property bound to `uuid`, for writing; nil when none is bound.
+    public func data(for uuid: BLEUUID) -> Data? {
+        binding(for: uuid)?.data
+    }
+
+    // MARK: Property wrapper
+
+    /// Binds a model property to a characteristic. The storage is a box shared by the model
+    /// and the roles; `$property` gives the box (its ``uuid``, ``data``, ``update(with:)``).
+    @propertyWrapper
+    public final class Characteristic<Value: Sendable>: CharacteristicBinding {
+        private struct State {
+            var value: Value
+            var received = false
+        }
+
+        /// The bound characteristic.
+        public let uuid: BLEUUID
+        private let decode: @Sendable (Data) throws(SerDeError) -> Value
+        private let encode: @Sendable (Value) -> Data
+        /// The value and whether one was received, guarded by this mutex.
+        private let state: Mutex<State>
+
+        /// A property bound to `uuid`, starting at `wrappedValue`, converted by `transformer`.
+        public init<T: CharacteristicTransformer>(wrappedValue: Value, _ uuid: BLEUUID, transformer: T) where T.Value == Value {
+            self.uuid = uuid
+            self.decode = { (data: Data) throws(SerDeError) -> Value in try transformer.value(from: data) }
+            self.encode = { transformer.data(from: $0) }
+            self.state = Mutex(State(value: wrappedValue))
+        }
+
+        /// The property's value.
+        public var wrappedValue: Value {
+            get { state.withLock { $0.value } }
+            set { state.withLock { $0.value = newValue } }
+        }
+
+        /// The binding box.
+        public var projectedValue: Characteristic<Value> { self }
+
+        /// True once a value has been received.
+        public var hasReceivedValue: Bool { state.withLock { $0.received } }
+
+        /// Decodes `data` (outside the lock), then stores it.
+        public func update(with data: Data) throws(SerDeError) {
+            let value = try decode(data)
+            state.withLock {
+                $0.value = value
+                $0.received = true
+            }
+        }
+
+        /// The current value, encoded.
+        public var data: Data { encode(wrappedValue) }
+    }
+}
+
+// MARK: - Convenience initializers
+
+extension ServiceModel.Characteristic where Value: Deserializable {
+    /// A property of a ``Deserializable`` type, starting at `wrappedValue`.
+    public convenience init(wrappedValue: Value, _ uuid: BLEUUID) {
+        self.init(wrappedValue: wrappedValue, uuid, transformer: DeserializableTransformer<Value>())
+    }
+}
+
+extension ServiceModel.Characteristic where Value: Deserializable & AdditiveArithmetic {
+    /// A numeric property starting at zero: `@Characteristic("2A19") var batteryLevel: UInt8`.
+    public convenience init(_ uuid: BLEUUID) {
+        self.init(wrappedValue: .zero, uuid)
+    }
+}
+
+extension ServiceModel.Characteristic where Value == String {
+    /// A string property starting empty.
+    public convenience init(_ uuid: BLEUUID) {
+        self.init(wrappedValue: "", uuid)
+    }
+}
+
+extension ServiceModel.Characteristic {
+    /// An optional property starting at nil: `@Characteristic("2A38") var location: BodySensorLocation?`.
+    public convenience init<Wrapped: Deserializable>(_ uuid: BLEUUID) where Value == Wrapped? {
+        self.init(wrappedValue: nil, uuid, transformer: OptionalTransformer(DeserializableTransformer<Wrapped>()))
+    }
+
+    /// An optional property starting at `wrappedValue`.
+    public convenience init<Wrapped: Deserializable>(wrappedValue: Wrapped?, _ uuid: BLEUUID) where Value == Wrapped? {
+        self.init(wrappedValue: wrappedValue, uuid, transformer: OptionalTransformer(DeserializableTransformer<Wrapped>()))
+    }
+}
