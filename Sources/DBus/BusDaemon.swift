@@ -42,6 +42,13 @@ public final class BusDaemon: Sendable {
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
           </policy>
+          <limit name="max_incoming_bytes">1000000000</limit>
+          <limit name="max_outgoing_bytes">1000000000</limit>
+          <limit name="max_message_size">1000000000</limit>
+          <limit name="max_replies_per_connection">50000</limit>
+          <limit name="max_match_rules_per_connection">50000</limit>
+          <limit name="max_connections_per_user">100000</limit>
+          <limit name="reply_timeout">300000</limit>
         </busconfig>
 
         """
