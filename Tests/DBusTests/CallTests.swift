@@ -128,9 +128,9 @@ struct CallTests {
         try await withTestBus { bus in
             let server = try bus.connect()
             let client = try bus.connect()
-            let parked = Mutex<[Responder]>([])
+            let parked = Collector<Responder>()
             let h = try server.export([DBusInterface(name: "org.bluecap.T", methods: [
-                DBusMethod("Park") { _, r in parked.withLock { $0.append(r) } },
+                DBusMethod("Park") { _, r in parked.append(r) },
             ])], at: "/t")
             defer { h.unexport() }
             let results = Collector<DBusCallError?>()
@@ -139,7 +139,7 @@ struct CallTests {
                     if case .failure(let e) = $0 { results.append(e) } else { results.append(nil) }
                 }
             }
-            try await withDeadline(.seconds(5)) { while parked.withLock({ $0.count }) < 5 { try await Task.sleep(for: .milliseconds(5)) } }
+            try await parked.wait(for: 5)
             let start = ContinuousClock.now
             client.close()
             let got = try await results.wait(for: 5, timeout: .seconds(2))
@@ -148,7 +148,6 @@ struct CallTests {
             await #expect(throws: DBusCallError.disconnected) {
                 _ = try await client.call(destination: server.uniqueName, path: "/t", interface: "org.bluecap.T", member: "Park")
             }
-            parked.withLock { $0.removeAll() }
         }
     }
 

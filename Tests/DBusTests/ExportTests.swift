@@ -13,17 +13,19 @@ func python(_ script: String, address: String, timeout: Duration = .seconds(20))
     process.standardOutput = out
     process.standardError = FileHandle.standardError
     try process.run()
-    let reader = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }
-    let finished = Collector<Int32>()
-    process.terminationHandler = { finished.append($0.terminationStatus) }
+    // Read on a plain thread: a blocking read must not occupy the concurrency pool.
+    let result = Collector<String>()
+    Thread.detachNewThread {
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        result.append(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
     do {
-        try await finished.wait(for: 1, timeout: timeout)
+        return try await result.wait(for: 1, timeout: timeout)[0]
     } catch {
         process.terminate()
         throw error
     }
-    let data = await reader.value
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 let pythonPrelude = """
