@@ -42,7 +42,7 @@ let package = Package(
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(
-            name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures"],
+            name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus"],
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
         // Tests. TestSupport: private dbus-daemon and process helpers shared by the bus tiers.
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
