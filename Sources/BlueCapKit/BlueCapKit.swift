@@ -1,1 +1,0 @@
-// BlueCapKit: the public BLE API.

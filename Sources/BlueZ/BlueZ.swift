@@ -1,1 +1,0 @@
-// BlueZ: org.bluez proxies.
