@@ -69,6 +69,9 @@ public final class Future<T: Sendable>: Sendable {
     /// Whether the future is completed.
     public var isCompleted: Bool { state.withLock { $0.result != nil } }
 
+    /// The number of callbacks waiting for completion (for tests and diagnostics).
+    var waitingCallbackCount: Int { state.withLock { $0.callbacks.count } }
+
     // MARK: Callbacks
 
     /// Calls `completion` with the result once the future completes (right away, on `context`,
