@@ -16,8 +16,8 @@ public final class CancelToken: Sendable {
         var pending: [Int: @Sendable (Int) -> Void] = [:]
     }
 
-    // Sendable through this mutex: all mutable state lives inside it.
-    private let state = Mutex(State())
+    // Sendable through this lock: all mutable state lives inside it.
+    private let state = Locked(State())
 
     /// Creates a token that is not cancelled.
     public init() {}

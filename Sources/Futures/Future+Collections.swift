@@ -53,11 +53,11 @@ extension Sequence {
 
 /// Gathers the values of `sequence(context:)`; completes when the last slot is filled.
 private final class Collector<T: Sendable>: Sendable {
-    // Sendable through this mutex: the slots and the count of missing values.
-    private let state: Mutex<(values: [T?], missing: Int)>
+    // Sendable through this lock: the slots and the count of missing values.
+    private let state: Locked<(values: [T?], missing: Int)>
 
     init(count: Int) {
-        state = Mutex((Array(repeating: nil, count: count), count))
+        state = Locked((Array(repeating: nil, count: count), count))
     }
 
     /// Stores `value`; returns every value once the last one arrives.

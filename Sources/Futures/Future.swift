@@ -8,9 +8,9 @@ import Synchronization
 /// (and the combinators built on it) run exactly once each, on the given ``ExecutionContext``,
 /// whether they were registered before or after completion.
 ///
-/// Thread safety: the result and the callback list live in one `Mutex`, so setting the result
+/// Thread safety: the result and the callback list live in one lock (`Locked`, a pthread mutex), so setting the result
 /// and adding a callback exclude each other — no callback is lost or run twice. User code is
-/// never called while the mutex is held.
+/// never called while the lock is held.
 public final class Future<T: Sendable>: Sendable {
     struct Callback: Sendable {
         let context: any ExecutionContext
@@ -37,18 +37,18 @@ public final class Future<T: Sendable>: Sendable {
         var callbacks: [Callback] = []
     }
 
-    // Sendable through this mutex: the result and the callbacks are only touched under it.
-    let state: Mutex<State>
+    // Sendable through this lock: the result and the callbacks are only touched under it.
+    let state: Locked<State>
 
     init() {
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     // MARK: Creating completed futures
 
     /// Creates a future already completed with `result`.
     public init(result: Result<T, any Error>) {
-        state = Mutex(State(result: result))
+        state = Locked(State(result: result))
     }
 
     /// Creates a future already completed with `value`.

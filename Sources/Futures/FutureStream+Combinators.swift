@@ -229,8 +229,8 @@ extension FutureStream {
 /// Counts inner futures/streams still running for `flatMap`/`recoverWith`, so the derived
 /// stream finishes only when the source and all inner work are done.
 final class InnerWork: Sendable {
-    // Sendable through this mutex.
-    private let state = Mutex((running: 0, sourceDone: false))
+    // Sendable through this lock.
+    private let state = Locked((running: 0, sourceDone: false))
 
     func begin() { state.withLock { $0.running += 1 } }
 

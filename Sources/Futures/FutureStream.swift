@@ -30,8 +30,8 @@ public final class FutureStream<T: Sendable>: Sendable {
         var isFinished = false
     }
 
-    // Sendable through this mutex: kept results, subscribers and the finished flag live in it.
-    private let state = Mutex(State())
+    // Sendable through this lock: kept results, subscribers and the finished flag live in it.
+    private let state = Locked(State())
 
     init(capacity: Int) {
         precondition(capacity >= 1, "a FutureStream needs a capacity of at least 1")

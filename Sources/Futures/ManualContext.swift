@@ -22,8 +22,8 @@ public final class ManualContext: ExecutionContext {
         var sequence = 0
     }
 
-    // Sendable through this mutex: every field of the context lives inside it.
-    private let state = Mutex(State())
+    // Sendable through this lock: every field of the context lives inside it.
+    private let state = Locked(State())
 
     /// Creates a context whose virtual clock reads zero.
     public init() {}

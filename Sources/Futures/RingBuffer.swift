@@ -4,7 +4,7 @@
 ///
 /// Used for a stream's kept results (bounded by the stream's capacity: the oldest element is
 /// dropped when full) and for a subscriber's queue of deliveries. Not thread-safe: every
-/// instance lives inside a `Mutex`.
+/// instance lives inside a `Locked`.
 struct RingBuffer<Element> {
     private var storage: [Element?]
     private var head = 0

@@ -13,9 +13,9 @@ enum StreamEvent<T: Sendable>: Sendable {
 /// One subscription to a ``FutureStream``: an ordered queue of events drained on the
 /// subscriber's context, one event at a time.
 ///
-/// The stream appends events while holding its own mutex (so every subscriber sees the stream's
+/// The stream appends events while holding its own lock (so every subscriber sees the stream's
 /// order, replayed results first), then calls ``schedule()`` after releasing it. The drain loop
-/// runs user code with no mutex held and never concurrently with itself.
+/// runs user code with no lock held and never concurrently with itself.
 ///
 /// The queue holds deliveries that are in flight to a slow callback, like the backlog of a
 /// dispatch queue; it is not a replay buffer and empties as the context runs.
@@ -28,8 +28,8 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     let id: Int
     private let context: any ExecutionContext
     private let body: @Sendable (StreamEvent<T>) -> Void
-    // Sendable through `state` (a mutex) and `isActive` (an atomic).
-    private let state = Mutex(State())
+    // Sendable through `state` (a `Locked` pthread mutex) and `isActive` (an atomic).
+    private let state = Locked(State())
     private let isActive = Atomic<Bool>(true)
     private let token: CancelToken?
     private let tokenID = Atomic<Int>(0)
@@ -50,7 +50,7 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         tokenID.store(id, ordering: .releasing)
     }
 
-    /// Queues `event`. May be called with the stream's mutex held (takes only this one's).
+    /// Queues `event`. May be called with the stream's lock held (takes only this one's).
     func enqueue(_ event: StreamEvent<T>) {
         state.withLock { $0.pending.append(event) }
     }
