@@ -29,7 +29,7 @@ func python(_ script: String, address: String, timeout: Duration = .seconds(20))
 }
 
 let pythonPrelude = """
-import sys, dbus
+import sys, dbus, dbus.lowlevel
 from dbus.mainloop.glib import DBusGMainLoop
 from gi.repository import GLib
 DBusGMainLoop(set_as_default=True)
@@ -108,7 +108,13 @@ struct ExportTests {
             let log = Collector<Int32>()
             let first = try server.export([deviceInterface(setterLog: log)], at: "/org/bluecap/dev0")
             defer { first.unexport() }
-            let ready = "/tmp/bluecap-ready-\(UUID().uuidString)"
+            // python announces that its receivers are in place with a signal, not a file
+            let ready = Collector<Bool>()
+            let readySub = server.subscribe(rule: MatchRule(type: .signal, interface: "org.bluecap.Test", member: "Ready")) { _ in
+                ready.append(true)
+            }
+            defer { readySub.cancel() }
+            try await readySub.established()
             let script = pythonPrelude + """
             om = dbus.Interface(bus.get_object('\(server.uniqueName)', '/'), 'org.freedesktop.DBus.ObjectManager')
             print('managed', py(om.GetManagedObjects()))
@@ -121,16 +127,13 @@ struct ExportTests {
             bus.add_signal_receiver(removed, 'InterfacesRemoved', 'org.freedesktop.DBus.ObjectManager')
             bus.add_signal_receiver(changed, 'PropertiesChanged', 'org.freedesktop.DBus.Properties', path_keyword='path')
             bus.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'GetId', '', [])
-            open('\(ready)', 'w').close()
+            bus.send_message(dbus.lowlevel.SignalMessage('/py', 'org.bluecap.Test', 'Ready'))
             GLib.timeout_add(10000, loop.quit)
             loop.run()
             for e in events: print(*e)
             """
             async let output = python(script, address: bus.address)
-            try await withDeadline(.seconds(15), "python ready") {
-                while !FileManager.default.fileExists(atPath: ready) { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            try? FileManager.default.removeItem(atPath: ready)
+            try await ready.wait(for: 1, timeout: .seconds(15))
             let second = try server.export([DBusInterface(name: "org.bluecap.Other")], at: "/org/bluecap/dev1")
             try first.setProperty("Level", .int32(9), interface: "org.bluecap.Device")
             second.unexport()
