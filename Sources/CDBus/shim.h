@@ -7,6 +7,8 @@
 #define CDBUS_SHIM_H
 
 #include <dbus/dbus.h>
+#include <sys/eventfd.h>
+#include <sys/pidfd.h>
 
 static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
 static const int CDBUS_TYPE_BYTE = DBUS_TYPE_BYTE;

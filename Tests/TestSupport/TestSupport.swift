@@ -1,1 +1,123 @@
-// TestSupport: private dbus-daemon and process helpers for the bus test tiers.
+// TestSupport: a private dbus-daemon and helpers shared by the bus-tier tests.
+import DBus
+import Foundation
+import Synchronization
+
+/// A private bus for one test: owns a `BusDaemon` and the connections opened on it.
+public final class TestBus: Sendable {
+    /// The daemon.
+    public let daemon: BusDaemon
+    private let connections = Mutex<[Connection]>([])
+
+    public init() throws {
+        daemon = try BusDaemon()
+    }
+
+    /// The bus address.
+    public var address: String { daemon.address }
+
+    /// Opens a connection that is closed with the bus.
+    public func connect() throws -> Connection {
+        let c = try Connection(address: daemon.address)
+        connections.withLock { $0.append(c) }
+        return c
+    }
+
+    /// Closes every connection, then stops the daemon.
+    public func stop() {
+        for c in connections.withLock({ $0 }) { c.close() }
+        daemon.stop()
+    }
+
+    deinit { stop() }
+}
+
+/// Runs `body` with a fresh private bus, stopped afterwards.
+public func withTestBus<T>(_ body: (TestBus) async throws -> T) async throws -> T {
+    let bus = try TestBus()
+    defer { bus.stop() }
+    return try await body(bus)
+}
+
+/// Thrown when `withDeadline` runs out of time.
+public struct DeadlineExceeded: Error, CustomStringConvertible {
+    public let what: String
+    public let after: Duration
+    public var description: String { "\(what): no result within \(after)" }
+}
+
+/// Runs `body`, failing with `DeadlineExceeded` after `timeout` (`body` must honour cancellation).
+public func withDeadline<T: Sendable>(
+    _ timeout: Duration = .seconds(10), _ what: String = "operation",
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw DeadlineExceeded(what: what, after: timeout)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
+/// A thread-safe collector that tests await with a deadline.
+public final class Collector<T: Sendable>: Sendable {
+    private struct Waiter {
+        let id: Int
+        let count: Int
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+    private struct State {
+        var items: [T] = []
+        var waiters: [Waiter] = []
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Appends a value and wakes waiters whose count is reached.
+    public func append(_ value: T) {
+        let ready = state.withLock { s -> [Waiter] in
+            s.items.append(value)
+            let n = s.items.count
+            let r = s.waiters.filter { $0.count <= n }
+            s.waiters.removeAll { $0.count <= n }
+            return r
+        }
+        for w in ready { w.continuation.resume(returning: true) }
+    }
+
+    /// The values so far.
+    public var items: [T] { state.withLock { $0.items } }
+
+    /// Waits until at least `count` values arrived; throws `DeadlineExceeded` after `timeout`.
+    @discardableResult
+    public func wait(for count: Int, timeout: Duration = .seconds(10)) async throws -> [T] {
+        let reached = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let id = state.withLock { s -> Int? in
+                if s.items.count >= count { return nil }
+                s.nextID += 1
+                s.waiters.append(Waiter(id: s.nextID, count: count, continuation: c))
+                return s.nextID
+            }
+            guard let id else { return c.resume(returning: true) }
+            Task { [self] in
+                try? await Task.sleep(for: timeout)
+                let expired = state.withLock { s -> Waiter? in
+                    guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return s.waiters.remove(at: i)
+                }
+                expired?.continuation.resume(returning: false)
+            }
+        }
+        guard reached else { throw DeadlineExceeded(what: "waiting for \(count) value(s), have \(items.count)", after: timeout) }
+        return items
+    }
+}

@@ -1,0 +1,143 @@
+// Signal subscriptions: reference-counted match rules and O(1) local dispatch.
+
+/// Index key: a subscription is filed under its rule's (interface, member, path), any of which
+/// may be a wildcard; a signal is looked up under the 8 combinations of its own values.
+struct SignalKey: Hashable {
+    var interface: String?
+    var member: String?
+    var path: String?
+}
+
+struct SignalTable: Sendable {
+    struct Subscriber: Sendable {
+        let rule: MatchRule
+        let handler: @Sendable (Message) -> Void
+    }
+    struct RuleState: Sendable {
+        var count = 0
+        var established = false
+        var failure: DBusCallError?
+        var waiters: [@Sendable (Result<Void, DBusCallError>) -> Void] = []
+    }
+
+    var buckets: [SignalKey: [Int: Subscriber]] = [:]
+    var rules: [String: RuleState] = [:]
+    var nextID = 1
+    /// Well-known name → current unique owner, for names used as a `sender` in a rule.
+    var owners: [String: String] = [:]
+    /// Well-known names being tracked for `owners`, with reference counts.
+    var trackedNames: [String: Int] = [:]
+
+    static func key(for rule: MatchRule) -> SignalKey {
+        SignalKey(interface: rule.interface, member: rule.member, path: rule.path?.rawValue)
+    }
+}
+
+extension ConnectionCore {
+    /// Delivers a signal to matching subscribers (owner thread; handlers run without a lock held).
+    func dispatchSignal(_ raw: RawMessage) {
+        let interface = LibDBus.interface(raw)
+        let member = LibDBus.member(raw)
+        let path = LibDBus.path(raw)
+        var candidates: [SignalTable.Subscriber] = []
+        var owners: [String: String] = [:]
+        signals.withLock { table in
+            guard !table.buckets.isEmpty else { return }
+            for i in [interface, nil] {
+                for m in [member, nil] {
+                    for p in [path, nil] {
+                        if let bucket = table.buckets[SignalKey(interface: i, member: m, path: p)] {
+                            candidates.append(contentsOf: bucket.values)
+                        }
+                    }
+                }
+            }
+            if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) { owners = table.owners }
+        }
+        guard !candidates.isEmpty else { return }
+        let message = Message(raw: raw)
+        for s in candidates where s.rule.matchesLocally(message) {
+            if let sender = s.rule.sender, sender != message.sender {
+                if sender.hasPrefix(":") { continue }
+                if let owner = owners[sender], owner != message.sender { continue }
+                if sender == "org.freedesktop.DBus" { continue }
+            }
+            s.handler(message)
+        }
+    }
+
+    /// Adds a subscriber; sends AddMatch when the rule is new. Returns the subscriber id.
+    func addSubscriber(_ rule: MatchRule, handler: @escaping @Sendable (Message) -> Void) -> Int {
+        let text = rule.text
+        let (id, isNew) = signals.withLock { table -> (Int, Bool) in
+            let id = table.nextID
+            table.nextID += 1
+            table.buckets[SignalTable.key(for: rule), default: [:]][id] = .init(rule: rule, handler: handler)
+            table.rules[text, default: .init()].count += 1
+            return (id, table.rules[text]!.count == 1)
+        }
+        if isNew {
+            stats.withLock { $0.addMatchSent += 1 }
+            busCall("AddMatch", [.string(text)]) { [self] result in
+                let waiters = signals.withLock { table -> [@Sendable (Result<Void, DBusCallError>) -> Void] in
+                    guard table.rules[text] != nil else { return [] }
+                    switch result {
+                    case .success: table.rules[text]!.established = true
+                    case .failure(let e): table.rules[text]!.failure = e
+                    }
+                    let w = table.rules[text]!.waiters
+                    table.rules[text]!.waiters = []
+                    return w
+                }
+                for w in waiters { w(result.map { _ in () }) }
+            }
+        }
+        return id
+    }
+
+    /// Removes a subscriber; sends RemoveMatch when it was the rule's last.
+    func removeSubscriber(_ id: Int, rule: MatchRule) {
+        let text = rule.text
+        let last = signals.withLock { table -> Bool in
+            let key = SignalTable.key(for: rule)
+            guard table.buckets[key]?.removeValue(forKey: id) != nil else { return false }
+            if table.buckets[key]!.isEmpty { table.buckets.removeValue(forKey: key) }
+            table.rules[text]!.count -= 1
+            if table.rules[text]!.count == 0 {
+                table.rules.removeValue(forKey: text)
+                return true
+            }
+            return false
+        }
+        if last {
+            stats.withLock { $0.removeMatchSent += 1 }
+            busCall("RemoveMatch", [.string(text)]) { _ in }
+        }
+    }
+
+    /// Calls `completion` once the rule's AddMatch has been answered.
+    func whenEstablished(_ rule: MatchRule, _ completion: @escaping @Sendable (Result<Void, DBusCallError>) -> Void) {
+        let text = rule.text
+        let immediate: Result<Void, DBusCallError>? = signals.withLock { table in
+            guard let state = table.rules[text] else { return .failure(.disconnected) }
+            if state.established { return .success(()) }
+            if let f = state.failure { return .failure(f) }
+            table.rules[text]!.waiters.append(completion)
+            return nil
+        }
+        if let immediate { completion(immediate) }
+    }
+
+    /// A method call on the bus daemon.
+    func busCall(_ member: String, _ args: [DBusValue], timeout: Duration = .seconds(25),
+                 completion: @escaping @Sendable (Result<Message, DBusCallError>) -> Void) {
+        do {
+            let m = try MessageBuilder.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: member, arguments: args)
+            call(m, timeout: timeout, completion: completion)
+        } catch {
+            completion(.failure(error))
+        }
+    }
+}
