@@ -191,3 +191,36 @@ extension SimulatorCore {
         device.gattPaths.removeAll()
     }
 }
+
+// MARK: - Device properties
+
+extension SimulatorCore {
+    /// `Properties.Set` on Device1: Alias, Trusted, Blocked.
+    public func setDeviceProperty(_ path: String, _ name: String, _ value: PropertyValue) throws(BlueZErrorReply) {
+        guard let device = device(at: path) else { throw .doesNotExist }
+        switch (name, value) {
+        case ("Alias", .string(let alias)):
+            let fallback = store.property(path, "org.bluez.Device1", "Name")?.stringValue
+                ?? device.address.split(separator: ":").joined(separator: "-")
+            store.set(path, "org.bluez.Device1", "Alias", .string(alias.isEmpty ? fallback : alias))
+        case ("Trusted", .bool(let on)):
+            store.set(path, "org.bluez.Device1", "Trusted", .bool(on))
+        case ("Blocked", .bool(let on)):
+            if on, device.link != .disconnected { linkLost(device, reason: nil) }
+            store.set(path, "org.bluez.Device1", "Blocked", .bool(on))
+        default:
+            throw .invalidArguments
+        }
+    }
+
+    /// `Device1.Pair()`: LE Just Works; Paired and Bonded turn true. Needs a connection or a reachable peer.
+    public func pair(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
+        if store.property(path, "org.bluez.Device1", "Paired") == .bool(true) { return done(.failure(.alreadyExists)) }
+        guard device.link == .connected || reachable(device) != nil else {
+            return done(.failure(.failed("Page Timeout")))
+        }
+        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+        done(.success(()))
+    }
+}
