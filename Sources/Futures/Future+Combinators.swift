@@ -1,0 +1,139 @@
+// MARK: - Transforming a Future
+
+extension Future {
+    /// A future completed with `mapping` applied to this future's value; failures (and errors
+    /// thrown by `mapping`) pass through.
+    public func map<M: Sendable>(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ mapping: @escaping @Sendable (T) throws -> M
+    ) -> Future<M> {
+        let promise = Promise<M>()
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            switch result {
+            case .success(let value): promise.complete(Result { try mapping(value) })
+            case .failure(let error): promise.failure(error)
+            }
+        }
+        return promise.future
+    }
+
+    /// A future completed with the future returned by `mapping` for this future's value.
+    /// Chains of any length run iteratively (see ``ImmediateContext``).
+    public func flatMap<M: Sendable>(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ mapping: @escaping @Sendable (T) throws -> Future<M>
+    ) -> Future<M> {
+        let promise = Promise<M>()
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            switch result {
+            case .success(let value):
+                do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
+            case .failure(let error):
+                promise.failure(error)
+            }
+        }
+        return promise.future
+    }
+
+    /// A stream fed by the stream that `mapping` returns for this future's value. If this
+    /// future (or `mapping`) fails, the stream carries the error and finishes.
+    /// - Parameter capacity: how many results the new stream keeps for replay.
+    public func flatMap<M: Sendable>(
+        capacity: Int = FutureStream<M>.defaultCapacity,
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ mapping: @escaping @Sendable (T) throws -> FutureStream<M>
+    ) -> FutureStream<M> {
+        let promise = StreamPromise<M>(capacity: capacity)
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            switch result {
+            case .success(let value):
+                do { promise.completeWith(stream: try mapping(value)) } catch { promise.finish(throwing: error) }
+            case .failure(let error):
+                promise.finish(throwing: error)
+            }
+        }
+        return promise.stream
+    }
+
+    /// A future that replaces a failure with the value `recovery` returns for the error.
+    public func recover(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ recovery: @escaping @Sendable (any Error) throws -> T
+    ) -> Future<T> {
+        let promise = Promise<T>()
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            switch result {
+            case .success: promise.complete(result)
+            case .failure(let error): promise.complete(Result { try recovery(error) })
+            }
+        }
+        return promise.future
+    }
+
+    /// A future that replaces a failure with the result of the future `recovery` returns.
+    public func recoverWith(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
+    ) -> Future<T> {
+        let promise = Promise<T>()
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            switch result {
+            case .success:
+                promise.complete(result)
+            case .failure(let error):
+                do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
+            }
+        }
+        return promise.future
+    }
+
+    /// A future with this future's value if `predicate` accepts it, else failing with
+    /// ``FuturesError/noSuchElement``.
+    public func withFilter(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ predicate: @escaping @Sendable (T) throws -> Bool
+    ) -> Future<T> {
+        map(context: context, cancelToken: cancelToken) { value in
+            guard try predicate(value) else { throw FuturesError.noSuchElement }
+            return value
+        }
+    }
+
+    /// Calls `apply` with the value if the future succeeds (same as `onSuccess`).
+    public func forEach(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ apply: @escaping @Sendable (T) -> Void
+    ) {
+        onSuccess(context: context, cancelToken: cancelToken, apply)
+    }
+
+    /// Runs the side effect `effect` with the result, then completes the returned future with
+    /// the same result (so effects chained with `andThen` run in order).
+    public func andThen(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> Future<T> {
+        let promise = Promise<T>()
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            effect(result)
+            promise.complete(result)
+        }
+        return promise.future
+    }
+
+    /// A future of both values once both futures succeed; the first failure (in order: this
+    /// future, then `other`) fails it.
+    public func zip<U: Sendable>(_ other: Future<U>) -> Future<(T, U)> {
+        flatMap(context: .immediate) { first in
+            other.map(context: .immediate) { second in (first, second) }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+// MARK: - AsyncSequence bridge
+
+extension FutureStream {
+    /// The stream's successful values as an `AsyncThrowingStream` (kept values first).
+    ///
+    /// The sequence ends when the stream finishes, and throws (ending) at the first failed
+    /// result. Its buffer holds at most ``capacity`` values (`bufferingNewest`): there is no
+    /// back-pressure, so a consumer slower than the producer loses the OLDEST buffered values;
+    /// the producer never blocks. Ending the iteration (or cancelling its task) unsubscribes.
+    public var values: AsyncThrowingStream<T, any Error> {
+        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(capacity)) { continuation in
+            let token = CancelToken()
+            continuation.onTermination = { _ in token.cancel() }
+            subscribe(context: .immediate, token: token) { event in
+                switch event {
+                case .item(.success(let value)): continuation.yield(value)
+                case .item(.failure(let error)): continuation.finish(throwing: error)
+                case .finished: continuation.finish()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Synchronization
+
+// MARK: - FutureStream
+
+/// A sequence of results that arrive over time, fed by a ``StreamPromise``.
+///
+/// **Replay.** The stream keeps its last `capacity` results (default ``defaultCapacity``, 100).
+/// A new subscriber first receives the kept results, oldest first, then live ones, as in
+/// SimpleFutures. When the buffer is full, a new result drops the OLDEST kept one: memory never
+/// grows beyond `capacity` results, however many are pushed.
+///
+/// **Completion.** A stream may be finished (``StreamPromise/finish()``); subscribers then get
+/// the kept results and their ``onFinish(context:cancelToken:_:)`` callback, and nothing after.
+///
+/// **Cancellation.** A subscription made with a ``CancelToken`` stops for good when the token is
+/// cancelled, including deliveries already queued.
+///
+/// Each subscription's callbacks run one at a time, in stream order, on its context.
+public final class FutureStream<T: Sendable>: Sendable {
+    /// The replay capacity used when none is given: 100 results.
+    public static var defaultCapacity: Int { 100 }
+
+    /// How many results the stream keeps for replay to new subscribers.
+    public let capacity: Int
+
+    private struct State {
+        var kept = RingBuffer<Result<T, any Error>>()
+        var subscribers: [StreamSubscriber<T>] = []
+        var nextID = 0
+        var isFinished = false
+    }
+
+    // Sendable through this lock: kept results, subscribers and the finished flag live in it.
+    private let state = Locked(State())
+
+    init(capacity: Int) {
+        precondition(capacity >= 1, "a FutureStream needs a capacity of at least 1")
+        self.capacity = capacity
+    }
+
+    // MARK: State
+
+    /// The kept results, oldest first (at most ``capacity``).
+    public var keptResults: [Result<T, any Error>] { state.withLock { $0.kept.elements } }
+
+    /// The number of kept results (at most ``capacity``).
+    public var keptCount: Int { state.withLock { $0.kept.count } }
+
+    /// Whether the stream has finished.
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
+
+    /// The number of active subscriptions.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    // MARK: Callbacks
+
+    /// Calls `completion` with each result: the kept ones first, then each new one.
+    public func onComplete(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        subscribe(context: context, token: cancelToken) { event in
+            if case .item(let result) = event { completion(result) }
+        }
+    }
+
+    /// Calls `success` with each successful value (kept ones first).
+    public func onSuccess(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ success: @escaping @Sendable (T) -> Void
+    ) {
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            if case .success(let value) = result { success(value) }
+        }
+    }
+
+    /// Calls `failure` with each failed result (kept ones first).
+    public func onFailure(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ failure: @escaping @Sendable (any Error) -> Void
+    ) {
+        onComplete(context: context, cancelToken: cancelToken) { result in
+            if case .failure(let error) = result { failure(error) }
+        }
+    }
+
+    /// Calls `finished` once the stream has finished (after every result was delivered to
+    /// this subscription).
+    public func onFinish(
+        context: any ExecutionContext = .futuresDefault,
+        cancelToken: CancelToken? = nil,
+        _ finished: @escaping @Sendable () -> Void
+    ) {
+        subscribe(context: context, token: cancelToken) { event in
+            if case .finished = event { finished() }
+        }
+    }
+
+    // MARK: Internal core
+
+    /// Adds a subscriber: replays the kept results, then live events.
+    func subscribe(
+        context: any ExecutionContext,
+        token: CancelToken?,
+        _ body: @escaping @Sendable (StreamEvent<T>) -> Void
+    ) {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        let subscriber = StreamSubscriber(id: id, context: context, token: token, body: body)
+        if let token {
+            let registered = token.register { [weak self, weak subscriber] _ in
+                subscriber?.deactivate()
+                self?.removeSubscriber(id: id)
+            }
+            guard let tokenID = registered else { return }
+            subscriber.attach(tokenID: tokenID)
+        }
+        state.withLock { state in
+            for result in state.kept.elements { subscriber.enqueue(.item(result)) }
+            if state.isFinished {
+                subscriber.enqueue(.finished)
+            } else {
+                state.subscribers.append(subscriber)
+            }
+        }
+        subscriber.schedule()
+    }
+
+    /// Pushes `event` (and, if `finishing`, the end of the stream). Returns `false` once finished.
+    func push(_ event: StreamEvent<T>, finishing: Bool = false) -> Bool {
+        let subscribers = state.withLock { state -> [StreamSubscriber<T>]? in
+            guard !state.isFinished else { return nil }
+            if case .item(let result) = event {
+                state.kept.append(result, droppingOldestBeyond: capacity)
+            }
+            for subscriber in state.subscribers { subscriber.enqueue(event) }
+            if case .finished = event { state.isFinished = true }
+            if finishing {
+                state.isFinished = true
+                for subscriber in state.subscribers { subscriber.enqueue(.finished) }
+            }
+            guard state.isFinished else { return state.subscribers }
+            let all = state.subscribers
+            state.subscribers = []
+            return all
+        }
+        guard let subscribers else { return false }
+        for subscriber in subscribers { subscriber.schedule() }
+        return true
+    }
+
+    private func removeSubscriber(id: Int) {
+        state.withLock { state in
+            state.subscribers.removeAll { $0.id == id }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Futures: futures and promises.

@@ -1,0 +1,44 @@
+// MARK: - Promise
+
+/// The write side of a ``Future``: completes it once with a value or an error.
+///
+/// Completing twice is allowed and is a no-op: every completing method returns `false` when
+/// the future was already completed, and never traps, so racing completers (a reply against a
+/// timeout, say) need no coordination.
+public final class Promise<T: Sendable>: Sendable {
+    /// The future this promise completes.
+    public let future: Future<T>
+
+    /// Creates a promise with a pending future.
+    public init() {
+        future = Future()
+    }
+
+    /// Whether the future is completed.
+    public var isCompleted: Bool { future.isCompleted }
+
+    /// Completes the future with `value`. Returns `false` (and does nothing) if already completed.
+    @discardableResult
+    public func success(_ value: T) -> Bool {
+        future.complete(.success(value))
+    }
+
+    /// Completes the future with `error`. Returns `false` (and does nothing) if already completed.
+    @discardableResult
+    public func failure(_ error: any Error) -> Bool {
+        future.complete(.failure(error))
+    }
+
+    /// Completes the future with `result`. Returns `false` (and does nothing) if already completed.
+    @discardableResult
+    public func complete(_ result: Result<T, any Error>) -> Bool {
+        future.complete(result)
+    }
+
+    /// Completes the future with the result of `other` once `other` completes.
+    public func completeWith(context: any ExecutionContext = .immediate, future other: Future<T>) {
+        other.onComplete(context: context) { [self] result in
+            self.future.complete(result)
+        }
+    }
+}

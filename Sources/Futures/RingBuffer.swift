@@ -1,0 +1,69 @@
+// MARK: - RingBuffer
+
+/// A first-in first-out buffer stored in one contiguous allocation.
+///
+/// Used for a stream's kept results (bounded by the stream's capacity: the oldest element is
+/// dropped when full) and for a subscriber's queue of deliveries. Not thread-safe: every
+/// instance lives inside a `Locked`.
+struct RingBuffer<Element> {
+    private var storage: [Element?]
+    private var head = 0
+    private(set) var count = 0
+
+    init(initialCapacity: Int = 4) {
+        storage = Array(repeating: nil, count: Swift.max(1, initialCapacity))
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Appends `element`, doubling the storage when it is full.
+    mutating func append(_ element: Element) {
+        if count == storage.count { grow() }
+        storage[(head + count) % storage.count] = element
+        count += 1
+    }
+
+    /// Appends `element`; when `count` already equals `limit`, drops the oldest element first.
+    /// - Returns: whether an element was dropped.
+    @discardableResult
+    mutating func append(_ element: Element, droppingOldestBeyond limit: Int) -> Bool {
+        var dropped = false
+        if count >= limit {
+            _ = popFirst()
+            dropped = true
+        }
+        append(element)
+        return dropped
+    }
+
+    /// Removes and returns the oldest element.
+    mutating func popFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = storage[head]
+        storage[head] = nil
+        head = (head + 1) % storage.count
+        count -= 1
+        return element
+    }
+
+    /// Removes every element and returns them oldest first.
+    mutating func removeAll() -> [Element] {
+        var out: [Element] = []
+        out.reserveCapacity(count)
+        while let element = popFirst() { out.append(element) }
+        head = 0
+        return out
+    }
+
+    /// The elements, oldest first.
+    var elements: [Element] {
+        (0..<count).map { storage[(head + $0) % storage.count]! }
+    }
+
+    private mutating func grow() {
+        let old = elements
+        storage = Array(repeating: nil, count: storage.count * 2)
+        for (index, element) in old.enumerated() { storage[index] = element }
+        head = 0
+    }
+}
