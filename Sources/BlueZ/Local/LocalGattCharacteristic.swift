@@ -35,14 +35,17 @@ public final class LocalGattCharacteristic: Sendable {
     private let notifyState = Mutex(NotifyState())
 
     /// A characteristic. `maxLength` bounds writes (`InvalidValueLength` beyond it); requests
-    /// the application leaves unanswered fail after `requestTimeout`.
+    /// the application leaves unanswered fail after `requestTimeout`. Reads and writes are
+    /// allowed when `flags` allow them and `readable` / `writable` are true
+    /// (`org.bluez.Error.NotPermitted` otherwise).
     public init(uuid: String, flags: [String], value: Data = Data(), maxLength: Int = LocalGattCharacteristic.defaultMaxLength,
-                requestTimeout: Duration = .seconds(10), descriptors: [LocalGattDescriptor] = []) {
+                requestTimeout: Duration = .seconds(10), readable: Bool = true, writable: Bool = true,
+                descriptors: [LocalGattDescriptor] = []) {
         self.uuid = uuid.lowercased()
         self.flags = flags
         self.descriptors = descriptors
-        attribute = LocalAttribute(interface: Self.interface, canRead: LocalAttribute.allowsRead(flags),
-                                   canWrite: LocalAttribute.allowsWrite(flags), maxLength: maxLength,
+        attribute = LocalAttribute(interface: Self.interface, canRead: readable && LocalAttribute.allowsRead(flags),
+                                   canWrite: writable && LocalAttribute.allowsWrite(flags), maxLength: maxLength,
                                    value: value, requestTimeout: requestTimeout)
     }
 
@@ -111,8 +114,9 @@ public final class LocalGattCharacteristic: Sendable {
         callback?(on)
     }
 
-    /// Forgets the notifying state without a `StopNotify` (bluetoothd went away).
-    func resetNotifying() { setNotifying(false) }
+    /// Forgets the notifying state without a `StopNotify`: bluetoothd went away (its
+    /// subscriptions with it) or the application was unregistered.
+    public func resetNotifying() { setNotifying(false) }
 
     // MARK: Export
 
