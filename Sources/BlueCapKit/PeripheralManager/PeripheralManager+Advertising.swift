@@ -9,6 +9,10 @@ extension PeripheralManager {
     /// Whether an advertisement is registered and bluetoothd has not released it.
     public var isAdvertising: Bool { inner.withLock { $0.advertisement }?.isRegistered ?? false }
 
+    /// `true` each time an advertisement is registered, `false` each time it stops: unregistered,
+    /// released by bluetoothd (`Release()`), or bluetoothd went away. The last 10 are replayed.
+    public func whenAdvertisingChanges() -> FutureStream<Bool> { advertisingStream.stream }
+
     /// Advertises connectably (`LEAdvertisement1` Type `"peripheral"`, Discoverable, Includes
     /// `["tx-power"]`) with `LocalName` = `name` and `ServiceUUIDs` = `uuids`, through
     /// `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`. Replaces a current advertisement.
@@ -31,7 +35,10 @@ extension PeripheralManager {
         enqueue { [weak self] () async throws(BlueZError) in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
-            await old?.unregister()
+            if let old {
+                await old.unregister()
+                advertisingStream.success(false)
+            }
             inner.withLock { $0.wantedAdvertisement = advertisement }
             do throws(BlueZError) { try await registerAdvertisement() } catch {
                 inner.withLock { $0.wantedAdvertisement = nil }
@@ -46,7 +53,10 @@ extension PeripheralManager {
         enqueue { [weak self] () async throws(BlueZError) in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
-            if let error = await old?.unregister(), error.kind != .serviceUnavailable, error.kind != .doesNotExist { throw error }
+            guard let old else { return }
+            let error = await old.unregister()
+            advertisingStream.success(false)
+            if let error, error.kind != .serviceUnavailable, error.kind != .doesNotExist { throw error }
         }
     }
 
@@ -56,10 +66,13 @@ extension PeripheralManager {
         let old = inner.withLock { s in defer { s.advertisement = nil }; return s.advertisement }
         await old?.unregister()
         let (owner, adapter, connection) = try target("org.bluez.LEAdvertisingManager1.RegisterAdvertisement")
-        let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementPath, allowedCaller: owner)
+        let stream = advertisingStream
+        let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementPath, allowedCaller: owner,
+                                               onRelease: { stream.success(false) })
         inner.withLock {
             $0.advertisement = handle
             $0.registeredOwner = owner
         }
+        stream.success(true)
     }
 }

@@ -21,10 +21,12 @@ public final class PeripheralManager: Sendable {
     let tracker: AdapterStateTracker?
     let stateStream = StreamPromise<ManagerState>(capacity: 10)
     let ready = Promise<Void>()
-    /// The ObjectManager root of the exported application.
-    let applicationRoot: ObjectPath
-    /// The advertisement's object path.
-    let advertisementPath: ObjectPath
+    let advertisingStream = StreamPromise<Bool>(capacity: 10)
+    /// The ObjectManager root of the exported application (passed to `RegisterApplication`);
+    /// services are exported at `<root>/serviceN`.
+    public let applicationRoot: ObjectPath
+    /// The `LEAdvertisement1` object's path (passed to `RegisterAdvertisement`).
+    public let advertisementPath: ObjectPath
 
     struct State {
         var state: ManagerState = .unknown
@@ -107,6 +109,7 @@ public final class PeripheralManager: Sendable {
             // owner registers them again; its subscriptions are gone.
             stale.app?.allowedCaller = ""
             stale.ad?.allowedCaller = ""
+            if stale.ad != nil { advertisingStream.success(false) }
             for s in services { for c in s.characteristics { c.local.resetNotifying() } }
         }
         if snapshot.state == .poweredOn { _ = enqueue { [weak self] () async throws(BlueZError) in try await self?.restore() } }
@@ -163,11 +166,17 @@ public final class PeripheralManager: Sendable {
                 }
             }
             if let ad, wanted != nil {
-                if ad.adapter == adapter { try await ad.reregister(allowedCaller: owner) } else { try await registerAdvertisement() }
+                if ad.adapter == adapter {
+                    try await ad.reregister(allowedCaller: owner)
+                    advertisingStream.success(true)
+                } else {
+                    try await registerAdvertisement()
+                }
             }
             inner.withLock { $0.registeredOwner = owner }
         } else if let ad, wanted != nil, !ad.isRegistered, !ad.wasReleased {
             try await ad.reregister(allowedCaller: owner)
+            advertisingStream.success(true)
         }
     }
 
@@ -235,7 +244,10 @@ public final class PeripheralManager: Sendable {
     /// Stops advertising and removes every service (in that order), for a clean exit.
     public func shutdown() async {
         let ad = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
-        await ad?.unregister()
+        if let ad {
+            await ad.unregister()
+            advertisingStream.success(false)
+        }
         let app = inner.withLock { s in defer { s.application = nil; s.services = [] }; return s.application }
         await app?.unregister()
     }
