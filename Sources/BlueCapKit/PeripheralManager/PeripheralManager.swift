@@ -52,7 +52,7 @@ public final class PeripheralManager: Sendable {
         self.context = context
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         applicationRoot = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)")
-        advertisementPath = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)/advertisement0")
+        advertisementPath = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
         let conn = connection ?? (try? Connection(.system))
         self.connection = conn
         guard let conn else {
