@@ -74,9 +74,9 @@ final class CentralHarness: Sendable {
     }
 
     /// Connect + discover the accelerometer service and its characteristics.
-    func ready(_ address: String) async throws -> (Peripheral, Service, ConnectionEvents) {
+    func ready(_ address: String, disconnectRetries: Int = 0) async throws -> (Peripheral, Service, ConnectionEvents) {
         let p = try await discover(address)
-        let events = try await connect(p)
+        let events = try await connect(p, disconnectRetries: disconnectRetries)
         try await events.events.wait(for: 1, timeout: .seconds(5))
         _ = try await p.discoverServices([accelerometerService], timeout: .seconds(5)).value
         let service = try require(p.service(accelerometerService), "service")
