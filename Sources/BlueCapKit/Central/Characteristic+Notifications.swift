@@ -19,6 +19,8 @@ extension Characteristic {
         }
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         self.state.withLock { $0.resubscribe = resubscribeOnReconnect }
+        // Open the update stream now: notifications arriving before the app subscribes are kept.
+        _ = receiveNotificationUpdates()
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
@@ -55,7 +57,10 @@ extension Characteristic {
                     s.notify = .started(.acquiredSocket, socket)
                     return true
                 }
-                if kept { promise.success(self) } else {
+                if kept {
+                    socket.start()
+                    promise.success(self)
+                } else {
                     socket.close()
                     promise.failure(PeripheralError(kind: .disconnected, operation: operation, path: self.path.rawValue))
                 }
@@ -127,7 +132,8 @@ extension Characteristic {
     }
 
     /// The notifications, as `(characteristic, data)`; one stream per characteristic, created by
-    /// the first call with `capacity` (the number of updates kept for replay to new subscribers).
+    /// the first call (or by ``startNotifying(timeout:resubscribeOnReconnect:)`` with capacity 100)
+    /// with `capacity`, the number of updates kept for replay to new subscribers.
     /// It finishes on ``stopNotifying(timeout:)``, and on a link drop unless re-subscription is on.
     public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<(characteristic: Characteristic, data: Data?)> {
         self.state.withLock { s in
