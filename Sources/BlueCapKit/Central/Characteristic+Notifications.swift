@@ -55,6 +55,7 @@ extension Characteristic {
                 let kept = self.state.withLock { s -> Bool in
                     guard case .starting = s.notify else { return false }
                     s.notify = .started(.acquiredSocket, socket)
+                    s.endedByBlueZ = false
                     return true
                 }
                 if kept {
@@ -81,7 +82,7 @@ extension Characteristic {
         proxy.startNotify(timeout: timeout) { [self] result in
             switch result {
             case .success:
-                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil) } }
+                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil); s.endedByBlueZ = false } }
                 promise.success(self)
             case .failure(let e):
                 self.state.withLock { $0.notify = .off }
@@ -169,7 +170,12 @@ extension Characteristic {
 
     /// BlueZ closed the acquired socket (link lost or notifications stopped remotely).
     func socketClosed() {
-        self.state.withLock { s in if case .started(.acquiredSocket, _) = s.notify { s.notify = .off } }
+        self.state.withLock { s in
+            if case .started(.acquiredSocket, _) = s.notify {
+                s.notify = .off
+                s.endedByBlueZ = true
+            }
+        }
     }
 
     /// Whether notifications should be turned on again after a reconnection.
@@ -186,6 +192,9 @@ extension Characteristic {
             case .off: break
             }
             s.notify = .off
+            // The socket may have reported the end before the link change did.
+            wasOn = wasOn || s.endedByBlueZ
+            s.endedByBlueZ = false
             if wasOn && s.resubscribe && kind != .terminated {
                 s.wantsResubscription = true
                 return (socket, nil)
