@@ -88,6 +88,30 @@ struct StressTests {
         #expect(tail.result?.successValue == 100_001)
     }
 
+    @Test("releasing a 100,000-link never-completed chain frees every link without overflowing the stack")
+    func releaseLongPendingChain() async {
+        // On a global-queue thread (512 KiB stack on Linux): a recursive teardown of this chain
+        // would need tens of megabytes.
+        let freed = await offPool { () -> Bool in
+            weak var weakHead: Future<Int>?
+            weak var weakTail: Future<Int>?
+            do {
+                let head = Promise<Int>()
+                var tail = head.future
+                for index in 0..<100_000 {
+                    tail = index.isMultiple(of: 2)
+                        ? tail.map(context: .immediate) { $0 + 1 }
+                        : tail.flatMap(context: .immediate) { Future(value: $0 + 1) }
+                }
+                weakHead = head.future
+                weakTail = tail
+                #expect(weakTail?.isCompleted == false)
+            }
+            return weakHead == nil && weakTail == nil
+        }
+        #expect(freed)
+    }
+
     @Test("1,000,000 values through a capacity-10 stream keep at most 10; a late subscriber gets the last 10")
     func boundedStreamMemory() async {
         await offPool { Self.pushMillion() }
