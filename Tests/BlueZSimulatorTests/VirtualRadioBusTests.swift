@@ -154,19 +154,9 @@ struct VirtualRadioBusTests {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("bluez-sim-client-\(getpid()).py")
         try pythonClientScript.write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script.path, h.bus.address, "C0:FF:EE:00:00:01"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let output = try await withDeadline(.seconds(30), "python client") {
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return data
-        }
-        let result = try JSONSerialization.jsonObject(with: output) as? [String: Any]
-        #expect(process.terminationStatus == 0)
+        let run = try await runPython([script.path, h.bus.address, "C0:FF:EE:00:00:01"])
+        let result = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(run.status == 0)
         #expect(result?["name"] as? String == "Pulse")
         #expect(result?["rssi"] as? Int == -50)
         #expect(result?["read"] as? [Int] == [1])

@@ -6,26 +6,7 @@ import TestSupport
 
 /// Runs a python3-dbus script against `address`; returns its stdout (trimmed).
 func python(_ script: String, address: String, timeout: Duration = .seconds(20)) async throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = ["-c", script, address]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.standardError
-    try process.run()
-    // Read on a plain thread: a blocking read must not occupy the concurrency pool.
-    let result = Collector<String>()
-    Thread.detachNewThread {
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        result.append(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-    do {
-        return try await result.wait(for: 1, timeout: timeout)[0]
-    } catch {
-        process.terminate()
-        throw error
-    }
+    try await runPython(["-c", script, address], timeout: timeout).stdout
 }
 
 let pythonPrelude = """

@@ -23,7 +23,7 @@ struct StressTests {
         let promises = (0..<count).map { _ in Promise<Int>() }
         let slots = (0..<count).map { _ in Slot() }
         let wins = AtomicCount()
-        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+        onThreads(threads) { thread in
             for index in 0..<count {
                 let slot = slots[index]
                 let promise = promises[index]
@@ -53,7 +53,7 @@ struct StressTests {
         let wins = AtomicCount()
         let runs = AtomicCount()
         for promise in promises { promise.future.onComplete(context: .immediate) { _ in runs.increment() } }
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        onThreads(8) { thread in
             for promise in promises where promise.success(thread) { wins.increment() }
         }
         #expect(wins.current == count)
@@ -61,39 +61,44 @@ struct StressTests {
     }
 
     @Test("a 100,000-link flatMap chain completed at the end does not overflow the stack")
-    func longFlatMapChain() {
-        let head = Promise<Int>()
-        var tail = head.future
-        for _ in 0..<100_000 {
-            tail = tail.flatMap(context: .immediate) { Future(value: $0 + 1) }
+    func longFlatMapChain() async {
+        await offPool {
+            let head = Promise<Int>()
+            var tail = head.future
+            for _ in 0..<100_000 {
+                tail = tail.flatMap(context: .immediate) { Future(value: $0 + 1) }
+            }
+            head.success(0)
+            #expect(tail.result?.successValue == 100_000)
         }
-        head.success(0)
-        #expect(tail.result?.successValue == 100_000)
     }
 
     @Test("a 100,000-link chain of pending inner futures completed from the far end runs iteratively")
-    func longPendingChain() {
-        let promises = (0..<100_000).map { _ in Promise<Int>() }
-        for index in 0..<(promises.count - 1) {
-            promises[index].completeWith(future: promises[index + 1].future)
+    func longPendingChain() async {
+        await offPool {
+            let promises = (0..<100_000).map { _ in Promise<Int>() }
+            for index in 0..<(promises.count - 1) {
+                promises[index].completeWith(future: promises[index + 1].future)
+            }
+            promises[promises.count - 1].success(5)
+            #expect(promises[0].future.result?.successValue == 5)
         }
-        promises[promises.count - 1].success(5)
-        #expect(promises[0].future.result?.successValue == 5)
     }
 
     @Test("a 100,000-link map chain of immediate callbacks does not overflow the stack")
-    func longMapChain() {
-        let head = Promise<Int>()
-        var tail = head.future
-        for _ in 0..<100_000 { tail = tail.map(context: .immediate) { $0 + 1 } }
-        head.success(1)
-        #expect(tail.result?.successValue == 100_001)
+    func longMapChain() async {
+        await offPool {
+            let head = Promise<Int>()
+            var tail = head.future
+            for _ in 0..<100_000 { tail = tail.map(context: .immediate) { $0 + 1 } }
+            head.success(1)
+            #expect(tail.result?.successValue == 100_001)
+        }
     }
 
     @Test("releasing a 100,000-link never-completed chain frees every link without overflowing the stack")
     func releaseLongPendingChain() async {
-        // On a global-queue thread (512 KiB stack on Linux): a recursive teardown of this chain
-        // would need tens of megabytes.
+        // On a 512 KiB stack: a recursive teardown of this chain would need tens of megabytes.
         let freed = await offPool { () -> Bool in
             weak var weakHead: Future<Int>?
             weak var weakTail: Future<Int>?
@@ -151,7 +156,7 @@ struct StressTests {
                 if counts[subscriber].increment() == total { latch.signal() }
             }
         }
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        onThreads(8) { thread in
             for value in 0..<10_000 { promise.success(thread * 10_000 + value) }
         }
         #expect(latch.wait())
@@ -179,7 +184,7 @@ struct StressTests {
                 }
             }
         }
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        onThreads(8) { thread in
             for value in 0..<10_000 { promise.success(thread * 10_000 + value) }
         }
         promise.finish()

@@ -54,12 +54,35 @@ func awaitValue<T>(_ future: Future<T>) async throws -> T {
     try await future.timeout(after: .seconds(5)).value
 }
 
-/// Runs blocking `work` on a global-queue thread so it does not occupy a cooperative-pool
-/// thread that other (async) tests need.
+/// Runs blocking `work` on a thread of its own so it occupies neither a cooperative-pool
+/// thread nor a Dispatch worker that other (async) tests need (see ``onThreads(_:_:)``).
+///
+/// The thread has a 512 KiB stack, as small as a Dispatch worker's, so the long-chain tests
+/// that run here would overflow it if the library recursed.
 func offPool<R: Sendable>(_ work: @escaping @Sendable () -> R) async -> R {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.stackSize = 512 * 1024
+        thread.start()
     }
+}
+
+/// Runs `body(i)` for each `i` in `0..<count`, each on a thread of its own, and returns when all
+/// have finished.
+///
+/// Not `DispatchQueue.concurrentPerform` nor `DispatchQueue.global()`: on Linux their worker
+/// pool is as wide as the machine has cores, and every serial queue of the process runs on it,
+/// so seconds of CPU-bound work there freeze the queues that other tests (and the library's
+/// default context) depend on.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    for i in 0..<count {
+        Thread.detachNewThread {
+            body(i)
+            done.signal()
+        }
+    }
+    for _ in 0..<count { done.wait() }
 }
 
 /// Routes the library's uncompleted-promise warnings away from standard error for the whole

@@ -121,3 +121,41 @@ public final class Collector<T: Sendable>: Sendable {
         return items
     }
 }
+
+/// What a finished child process printed and how it ended.
+public struct ProcessOutput: Sendable {
+    /// Standard output, trimmed of surrounding white space.
+    public let stdout: String
+    /// The exit status.
+    public let status: Int32
+}
+
+/// Runs `/usr/bin/python3` (Debian's, with python3-dbus) with `arguments` and returns its output.
+///
+/// The blocking read of the child's output happens on a thread of its own, never on the
+/// concurrency pool: on a 2-core machine the pool has two threads, and a test holding one for
+/// seconds delays every other test's continuations (and their deadlines) by as much.
+/// The child is terminated when `timeout` passes first.
+public func runPython(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ProcessOutput {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.standardError
+    try process.run()
+    let result = Collector<ProcessOutput>()
+    Thread.detachNewThread {
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        result.append(ProcessOutput(
+            stdout: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+            status: process.terminationStatus))
+    }
+    do {
+        return try await result.wait(for: 1, timeout: timeout)[0]
+    } catch {
+        process.terminate()
+        throw error
+    }
+}

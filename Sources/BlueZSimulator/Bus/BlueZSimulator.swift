@@ -186,13 +186,32 @@ extension BlueZSimulator {
     /// unless `value` is given). Returns deliveries made and the time taken on the simulator.
     public func burst(peripheral address: String, characteristic uuid: String, count: Int,
                       value: (@Sendable (Int) -> [UInt8])? = nil) -> (delivered: Int, duration: Duration) {
-        sync { core in
-            let clock = ContinuousClock()
-            let start = clock.now
-            let make = value ?? { i in withUnsafeBytes(of: UInt32(truncatingIfNeeded: i).littleEndian, Array.init) }
-            let n = core.burst(peripheral: address.uppercased(), characteristic: uuid, count: count, value: make)
-            return (n, clock.now - start)
+        sync { core in Self.runBurst(core, address, uuid, count, value) }
+    }
+
+    /// Emits `count` notifications like ``burst(peripheral:characteristic:count:value:)``,
+    /// suspending the caller instead of blocking its thread while the simulator works.
+    ///
+    /// Use this form from async code: a burst of many values keeps the simulator busy for
+    /// seconds, and blocking a concurrency-pool thread that long stalls every other task.
+    public func burst(peripheral address: String, characteristic uuid: String, count: Int,
+                      value: (@Sendable (Int) -> [UInt8])? = nil) async -> (delivered: Int, duration: Duration) {
+        let core = self.core
+        return await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: Self.runBurst(core, address, uuid, count, value))
+            }
         }
+    }
+
+    /// The burst itself, on the simulator's queue.
+    private static func runBurst(_ core: SimulatorCore, _ address: String, _ uuid: String, _ count: Int,
+                                 _ value: (@Sendable (Int) -> [UInt8])?) -> (delivered: Int, duration: Duration) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let make = value ?? { i in withUnsafeBytes(of: UInt32(truncatingIfNeeded: i).littleEndian, Array.init) }
+        let n = core.burst(peripheral: address.uppercased(), characteristic: uuid, count: count, value: make)
+        return (n, clock.now - start)
     }
 
     /// Adds a method fault (delay, error reply, no reply).
