@@ -1,0 +1,166 @@
+// MutableCharacteristic: a characteristic this Linux box serves as a peripheral.
+
+import BlueZ
+import DBus
+import Foundation
+import Futures
+import Synchronization
+
+/// A characteristic of a ``MutableService``, exported as `org.bluez.GattCharacteristic1`
+/// once the service is added to a ``PeripheralManager``.
+///
+/// Without a responder, reads answer ``value`` and writes store the bytes when the
+/// characteristic is writable (properties and permissions), with `NotPermitted`,
+/// `InvalidOffset` and `InvalidValueLength` checks. After ``startRespondingToReadRequests(capacity:)``
+/// or ``startRespondingToWriteRequests(capacity:)`` each request arrives on a stream and the
+/// central waits until ``respondToRequest(_:withResult:)``.
+public final class MutableCharacteristic: Sendable, CustomStringConvertible {
+    /// The UUID.
+    public let uuid: BLEUUID
+    /// The name (from the profile).
+    public let name: String
+    /// Supported operations (exported as `Flags`).
+    public let properties: CharacteristicProperties
+    /// Access permissions (security `Flags`; without `.readable`/`.writeable` reads/writes are refused).
+    public let permissions: CharacteristicPermissions
+    /// The profile it was made from, or an untyped one.
+    public let profile: CharacteristicProfile
+    let local: LocalGattCharacteristic
+
+    private struct Streams {
+        var reads: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
+        var writes: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
+    }
+    // Sendable through this lock; streams are pushed to after unlocking.
+    private let streams = Mutex(Streams())
+    private let subscriptions: StreamPromise<SubscriptionEvent>
+
+    // MARK: Creating
+
+    /// A characteristic with its identity, access and initial value. `maxLength` bounds writes.
+    public convenience init(uuid: BLEUUID, properties: CharacteristicProperties, permissions: CharacteristicPermissions,
+                value: Data? = nil, name: String = "Unknown", maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+        self.init(profile: CharacteristicProfile(uuid: uuid, name: name, permissions: permissions, properties: properties,
+                                                 initialValue: value), maxLength: maxLength)
+    }
+
+    /// A characteristic described by `profile`, starting with the profile's initial value.
+    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+        let p = profile.characteristicProfile
+        self.profile = p
+        uuid = p.uuid
+        name = p.name
+        properties = p.properties
+        permissions = p.permissions
+        local = LocalGattCharacteristic(
+            uuid: p.uuid.uuidString, flags: CharacteristicFlags.bluezFlags(properties: p.properties, permissions: p.permissions),
+            value: p.initialValue ?? Data(), maxLength: maxLength,
+            readable: p.permissions.contains(.readable), writable: p.permissions.contains(.writeable))
+        let subscriptions = StreamPromise<SubscriptionEvent>(capacity: 10)
+        self.subscriptions = subscriptions
+        local.setNotifyingHandler { on in subscriptions.success(on ? .subscribed : .unsubscribed) }
+    }
+
+    // MARK: Value
+
+    /// The current value: what reads answer when the app does not respond itself. Setting it
+    /// does not notify (use ``updateValue(withData:)``); nil stores an empty value.
+    public var value: Data? {
+        get { local.value }
+        set { local.value = newValue ?? Data() }
+    }
+
+    /// The value as named strings through the profile.
+    public var stringValue: [String: String]? { value.flatMap { profile.stringValue($0) } }
+
+    /// The longest value a write may leave (`org.bluez.Error.InvalidValueLength` beyond it).
+    public var maxLength: Int { local.maxLength }
+
+    /// How long a request waits for ``respondToRequest(_:withResult:)`` before bluetoothd gets
+    /// `org.bluez.Error.Failed` "timeout" (default 10 s).
+    public var requestTimeout: Duration {
+        get { local.requestTimeout }
+        set { local.requestTimeout = newValue }
+    }
+
+    // MARK: Notifications
+
+    /// Whether a central subscribed (bluetoothd called `StartNotify`).
+    public var isNotifying: Bool { local.isNotifying }
+
+    /// Subscription changes (`StartNotify`/`StopNotify`), the last 10 replayed to new subscribers.
+    public func whenSubscriptionChanges() -> FutureStream<SubscriptionEvent> { subscriptions.stream }
+
+    /// Sets the value and notifies every subscribed central (`PropertiesChanged(Value)` on the
+    /// exported object). Returns false, storing the value only, when nobody is subscribed.
+    @discardableResult
+    public func updateValue(withData data: Data) -> Bool { local.notify(data) }
+
+    /// ``updateValue(withData:)`` with `value` serialized (little-endian).
+    @discardableResult
+    public func updateValue<T: Deserializable>(_ value: T) -> Bool { updateValue(withData: SerDe.serialize(value)) }
+
+    // MARK: Requests
+
+    /// Delivers every `WriteValue` (that passed the permission, offset and length checks) to the
+    /// returned stream; the app answers each with ``respondToRequest(_:withResult:)``. Replaces
+    /// an earlier stream (which finishes). `capacity` bounds replay to late subscribers.
+    public func startRespondingToWriteRequests(capacity: Int = 10) -> FutureStream<(request: ATTRequest, central: CentralIdentity)> {
+        let promise = StreamPromise<(request: ATTRequest, central: CentralIdentity)>(capacity: capacity)
+        let previous = streams.withLock { s in defer { s.writes = promise }; return s.writes }
+        previous?.finish()
+        let uuid = self.uuid
+        local.setWriteHandler { [weak promise] server in
+            let request = ATTRequest(server: server, characteristicUUID: uuid)
+            if promise?.success((request, request.central)) != true { server.fail(ATTRequestError.unlikelyError.bluezError) }
+        }
+        return promise.stream
+    }
+
+    /// Stops delivering writes (the stream finishes); writes are stored again as they come.
+    public func stopRespondingToWriteRequests() {
+        local.setWriteHandler(nil)
+        streams.withLock { s in defer { s.writes = nil }; return s.writes }?.finish()
+    }
+
+    /// Delivers every `ReadValue` to the returned stream; the app answers each with
+    /// ``respondToRequest(_:withResult:)`` (after updating ``value`` if it wants) or
+    /// ``respondToRequest(_:withValue:)``.
+    public func startRespondingToReadRequests(capacity: Int = 10) -> FutureStream<(request: ATTRequest, central: CentralIdentity)> {
+        let promise = StreamPromise<(request: ATTRequest, central: CentralIdentity)>(capacity: capacity)
+        let previous = streams.withLock { s in defer { s.reads = promise }; return s.reads }
+        previous?.finish()
+        let uuid = self.uuid
+        local.setReadHandler { [weak promise] server in
+            let request = ATTRequest(server: server, characteristicUUID: uuid)
+            if promise?.success((request, request.central)) != true { server.fail(ATTRequestError.unlikelyError.bluezError) }
+        }
+        return promise.stream
+    }
+
+    /// Stops delivering reads (the stream finishes); reads answer ``value`` again.
+    public func stopRespondingToReadRequests() {
+        local.setReadHandler(nil)
+        streams.withLock { s in defer { s.reads = nil }; return s.reads }?.finish()
+    }
+
+    /// Answers `request`. `.success` replies a read with ``value`` from the request's offset
+    /// (`InvalidOffset` if beyond it) and stores a write's bytes at its offset; `.failure`
+    /// replies the error's `org.bluez.Error.*`. Returns false if it was already answered.
+    @discardableResult
+    public func respondToRequest(_ request: ATTRequest, withResult result: ATTResult) -> Bool {
+        switch result {
+        case .success: request.server.succeed()
+        case .failure(let e): request.server.fail(e.bluezError)
+        }
+    }
+
+    /// Answers a read with `value` (the whole value; the request's offset is applied).
+    @discardableResult
+    public func respondToRequest(_ request: ATTRequest, withValue value: Data) -> Bool {
+        request.server.succeed(value: value)
+    }
+
+    /// `name (uuid)`.
+    public var description: String { "\(name) (\(uuid))" }
+}

@@ -1,0 +1,78 @@
+// PeripheralManager+Advertising: LE advertisements through org.bluez.LEAdvertisingManager1.
+
+import BlueZ
+import DBus
+import Foundation
+import Futures
+
+extension PeripheralManager {
+    /// Whether an advertisement is registered and bluetoothd has not released it.
+    public var isAdvertising: Bool { inner.withLock { $0.advertisement }?.isRegistered ?? false }
+
+    /// `true` each time an advertisement is registered, `false` each time it stops: unregistered,
+    /// released by bluetoothd (`Release()`), or bluetoothd went away. The last 10 are replayed.
+    public func whenAdvertisingChanges() -> FutureStream<Bool> { advertisingStream.stream }
+
+    /// Advertises connectably (`LEAdvertisement1` Type `"peripheral"`, Discoverable, Includes
+    /// `["tx-power"]`) with `LocalName` = `name` and `ServiceUUIDs` = `uuids`, through
+    /// `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`. Replaces a current advertisement.
+    public func startAdvertising(_ name: String, uuids: [BLEUUID]? = nil) -> Future<Void> {
+        startAdvertising(LocalAdvertisement(type: .peripheral, serviceUUIDs: (uuids ?? []).map(\.uuidString), localName: name))
+    }
+
+    /// Advertises an iBeacon: `ManufacturerData` {0x004C: ``BeaconRegion/manufacturerData``}
+    /// (type 0x02, length 0x15, proximity UUID, major, minor, measured power), Type `"broadcast"`
+    /// (not connectable), Discoverable so BlueZ centrals report it, nothing else included so the
+    /// 30-byte payload fits the 31-byte advertising data.
+    public func startAdvertising(beacon: BeaconRegion) -> Future<Void> {
+        startAdvertising(LocalAdvertisement(type: .broadcast,
+                                            manufacturerData: [BeaconRegion.appleCompanyIdentifier: beacon.manufacturerData],
+                                            includes: [], discoverable: true))
+    }
+
+    /// Advertises exactly `advertisement` (any `LEAdvertisement1` properties).
+    public func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
+        enqueue { [weak self] () async throws(BlueZError) in
+            guard let self else { return }
+            let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
+            if let old {
+                await old.unregister()
+                advertisingStream.success(false)
+            }
+            inner.withLock { $0.wantedAdvertisement = advertisement }
+            do throws(BlueZError) { try await registerAdvertisement() } catch {
+                inner.withLock { $0.wantedAdvertisement = nil }
+                throw error
+            }
+        }
+    }
+
+    /// Stops advertising: `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement`, then the
+    /// object is unexported.
+    public func stopAdvertising() -> Future<Void> {
+        enqueue { [weak self] () async throws(BlueZError) in
+            guard let self else { return }
+            let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
+            guard let old else { return }
+            let error = await old.unregister()
+            advertisingStream.success(false)
+            if let error, error.kind != .serviceUnavailable, error.kind != .doesNotExist { throw error }
+        }
+    }
+
+    /// Registers the wanted advertisement with the current owner.
+    func registerAdvertisement() async throws(BlueZError) {
+        guard let wanted = inner.withLock({ $0.wantedAdvertisement }) else { return }
+        let old = inner.withLock { s in defer { s.advertisement = nil }; return s.advertisement }
+        await old?.unregister()
+        let (owner, adapter, connection) = try target("org.bluez.LEAdvertisingManager1.RegisterAdvertisement")
+        let stream = advertisingStream
+        let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementPath, allowedCaller: owner,
+                                               onRelease: { stream.success(false) })
+        inner.withLock {
+            $0.advertisement = handle
+            $0.registeredOwner = owner
+        }
+        stream.success(true)
+    }
+}

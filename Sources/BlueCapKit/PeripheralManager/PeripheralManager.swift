@@ -1,0 +1,254 @@
+// PeripheralManager: the peripheral role. This Linux box serves GATT services and advertises.
+
+import BlueZ
+import DBus
+import Foundation
+import Futures
+import Synchronization
+
+/// The peripheral role over BlueZ: services registered with `org.bluez.GattManager1`,
+/// advertisements with `org.bluez.LEAdvertisingManager1`, on one adapter.
+///
+/// Exported objects answer only the current owner of `org.bluez`. When bluetoothd restarts
+/// (a new owner), the state goes `.resetting` then `.poweredOn`, and the services and the
+/// advertisement are registered again automatically.
+public final class PeripheralManager: Sendable {
+    /// The D-Bus connection (nil when the bus could not be reached: the state is `.unsupported`).
+    public let connection: Connection?
+    /// The adapter asked for (`"hci0"`), nil for the first powered one.
+    public let adapterName: String?
+    let context: any ExecutionContext
+    let tracker: AdapterStateTracker?
+    let stateStream = StreamPromise<ManagerState>(capacity: 10)
+    let ready = Promise<Void>()
+    let advertisingStream = StreamPromise<Bool>(capacity: 10)
+    /// The ObjectManager root of the exported application (passed to `RegisterApplication`);
+    /// services are exported at `<root>/serviceN`.
+    public let applicationRoot: ObjectPath
+    /// The `LEAdvertisement1` object's path (passed to `RegisterAdvertisement`).
+    public let advertisementPath: ObjectPath
+
+    struct State {
+        var state: ManagerState = .unknown
+        var adapter: ObjectPath?
+        var services: [MutableService] = []
+        var application: GattApplicationHandle?
+        var wantedAdvertisement: LocalAdvertisement?
+        var advertisement: AdvertisementHandle?
+        /// The org.bluez owner the registrations were made with.
+        var registeredOwner: String?
+        var tail: Task<Void, Never>?
+        var observation: ObjectTreeObservation?
+    }
+    // Sendable through this lock; no call or callback runs while holding it.
+    let inner = Mutex(State())
+
+    private static let counter = Atomic<Int>(0)
+
+    /// A manager on `adapter` (e.g. `"hci1"`; nil: the first powered adapter) over `connection`
+    /// (nil: a new system-bus connection). Futures complete on `context`.
+    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault) {
+        adapterName = adapter
+        self.context = context
+        let n = Self.counter.add(1, ordering: .relaxed).newValue
+        applicationRoot = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)")
+        advertisementPath = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
+        let conn = connection ?? (try? Connection(.system))
+        self.connection = conn
+        guard let conn else {
+            tracker = nil
+            setState(.unsupported, adapter: nil)
+            return
+        }
+        let tracker = AdapterStateTracker(tree: ObjectTree.shared(for: conn), adapterName: adapter)
+        self.tracker = tracker
+        let observation = tracker.observe { [weak self] snapshot in self?.adapterChanged(snapshot) }
+        inner.withLock { $0.observation = observation }
+        tracker.start()
+    }
+
+    deinit {
+        inner.withLock { $0.observation }?.cancel()
+        tracker?.stop()
+    }
+
+    // MARK: State
+
+    /// The current state.
+    public var state: ManagerState { inner.withLock { $0.state } }
+
+    /// The adapter in use (`/org/bluez/hci1`), when there is one.
+    public var adapterPath: String? { inner.withLock { $0.adapter?.rawValue } }
+
+    /// State changes: `.unknown` until the bus answered, then `.poweredOn`, `.poweredOff`,
+    /// `.resetting` (bluetoothd restarting), `.unsupported`, `.unauthorized`. The last 10 are
+    /// replayed to new subscribers.
+    public func whenStateChanges() -> FutureStream<ManagerState> { stateStream.stream }
+
+    private func setState(_ new: ManagerState, adapter: ObjectPath?) {
+        let changed = inner.withLock { s -> Bool in
+            s.adapter = adapter
+            guard s.state != new else { return false }
+            s.state = new
+            return true
+        }
+        if changed { stateStream.success(new) }
+        if new != .unknown { ready.success(()) }
+    }
+
+    /// The tracker's snapshot changed (connection thread).
+    private func adapterChanged(_ snapshot: AdapterStateTracker.Snapshot) {
+        let owner = tracker?.tree.status.owner
+        setState(snapshot.state, adapter: snapshot.adapter)
+        let stale = inner.withLock { s -> (app: GattApplicationHandle?, ad: AdvertisementHandle?)? in
+            guard s.registeredOwner != nil, s.registeredOwner != owner else { return nil }
+            return (s.application, s.advertisement)
+        }
+        if let stale {
+            // bluetoothd went away or was replaced: nobody may call our objects until the new
+            // owner registers them again; its subscriptions are gone.
+            stale.app?.allowedCaller = ""
+            stale.ad?.allowedCaller = ""
+            if stale.ad != nil { advertisingStream.success(false) }
+            for s in services { for c in s.characteristics { c.local.resetNotifying() } }
+        }
+        if snapshot.state == .poweredOn { _ = enqueue { [weak self] () async throws(BlueZError) in try await self?.restore() } }
+    }
+
+    // MARK: Operations
+
+    /// Runs `operation` after every earlier one (and after the first state is known).
+    func enqueue(_ operation: @escaping @Sendable () async throws(BlueZError) -> Void) -> Future<Void> {
+        let promise = Promise<Void>()
+        let ready = self.ready.future
+        let context = self.context
+        inner.withLock { s in
+            let previous = s.tail
+            s.tail = Task {
+                await previous?.value
+                _ = try? await ready.value
+                let result: Result<Void, any Error>
+                do throws(BlueZError) {
+                    try await operation()
+                    result = .success(())
+                } catch {
+                    result = .failure(error)
+                }
+                context.execute { promise.complete(result) }
+            }
+        }
+        return promise.future
+    }
+
+    /// The owner and adapter to register with; throws unless powered on.
+    func target(_ operation: String) throws(BlueZError) -> (owner: String, adapter: ObjectPath, connection: Connection) {
+        let (state, adapter) = inner.withLock { ($0.state, $0.adapter) }
+        guard let connection, let owner = tracker?.tree.status.owner, let adapter, state == .poweredOn else {
+            throw BlueZError(kind: state == .poweredOff ? .notReady : .serviceUnavailable,
+                             message: "the adapter is \(state)", operation: operation, path: adapter?.rawValue)
+        }
+        return (owner, adapter, connection)
+    }
+
+    /// After (re)gaining a powered adapter: registers what is wanted but not registered with the
+    /// current owner.
+    private func restore() async throws(BlueZError) {
+        guard let (owner, adapter, _) = try? target("restore") else { return }
+        let (current, app, ad, wanted) = inner.withLock { ($0.registeredOwner, $0.application, $0.advertisement, $0.wantedAdvertisement) }
+        if current != owner {
+            if let app {
+                if app.adapter == adapter {
+                    try await app.reregister(allowedCaller: owner)
+                } else {
+                    await app.unregister()
+                    inner.withLock { $0.application = nil }
+                    try await registerApplication()
+                }
+            }
+            if let ad, wanted != nil {
+                if ad.adapter == adapter {
+                    try await ad.reregister(allowedCaller: owner)
+                    advertisingStream.success(true)
+                } else {
+                    try await registerAdvertisement()
+                }
+            }
+            inner.withLock { $0.registeredOwner = owner }
+        } else if let ad, wanted != nil, !ad.isRegistered, !ad.wasReleased {
+            try await ad.reregister(allowedCaller: owner)
+            advertisingStream.success(true)
+        }
+    }
+
+    // MARK: Services
+
+    /// The services added, in order.
+    public var services: [MutableService] { inner.withLock { $0.services } }
+
+    /// Adds `service`: the application is (re)registered with
+    /// `org.bluez.GattManager1.RegisterApplication` with every service added so far. Fails
+    /// (and the service is not kept) when registration fails or the adapter is not powered on.
+    public func add(_ service: MutableService) -> Future<Void> {
+        enqueue { [weak self] () async throws(BlueZError) in
+            guard let self else { return }
+            let before = self.services
+            guard !before.contains(where: { $0 === service }) else {
+                throw BlueZError(kind: .alreadyExists, message: "\(service) was already added", operation: "add")
+            }
+            inner.withLock { $0.services.append(service) }
+            do throws(BlueZError) { try await registerApplication() } catch {
+                inner.withLock { $0.services = before }
+                try? await registerApplication()
+                throw error
+            }
+        }
+    }
+
+    /// Removes `service` and registers the application again without it
+    /// (`UnregisterApplication`, then `RegisterApplication` if services remain).
+    public func remove(_ service: MutableService) -> Future<Void> {
+        enqueue { [weak self] () async throws(BlueZError) in
+            guard let self else { return }
+            guard inner.withLock({ s in s.services.contains { $0 === service } }) else {
+                throw BlueZError(kind: .doesNotExist, message: "\(service) was not added", operation: "remove")
+            }
+            inner.withLock { $0.services.removeAll { $0 === service } }
+            try await registerApplication()
+        }
+    }
+
+    /// Removes every service (`org.bluez.GattManager1.UnregisterApplication`, objects unexported).
+    public func removeAllServices() -> Future<Void> {
+        enqueue { [weak self] () async throws(BlueZError) in
+            guard let self else { return }
+            inner.withLock { $0.services.removeAll() }
+            try await registerApplication()
+        }
+    }
+
+    /// Unregisters the current application (if any) and registers one with the current services.
+    func registerApplication() async throws(BlueZError) {
+        let old = inner.withLock { s in defer { s.application = nil }; return s.application }
+        if let old { await old.unregister() }
+        let services = self.services
+        guard !services.isEmpty else { return }
+        let (owner, adapter, connection) = try target("org.bluez.GattManager1.RegisterApplication")
+        let app = GattApplication(root: applicationRoot, services: services.map(\.local))
+        let handle = try await app.register(on: connection, adapter: adapter, allowedCaller: owner)
+        inner.withLock {
+            $0.application = handle
+            $0.registeredOwner = owner
+        }
+    }
+
+    /// Stops advertising and removes every service (in that order), for a clean exit.
+    public func shutdown() async {
+        let ad = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
+        if let ad {
+            await ad.unregister()
+            advertisingStream.success(false)
+        }
+        let app = inner.withLock { s in defer { s.application = nil; s.services = [] }; return s.application }
+        await app?.unregister()
+    }
+}

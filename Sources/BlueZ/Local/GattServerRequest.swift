@@ -1,0 +1,172 @@
+// GattServerRequest: one ReadValue/WriteValue call bluetoothd made on a local attribute,
+// answered once by the application (or by its deadline).
+
+import DBus
+import Dispatch
+import Foundation
+import Synchronization
+
+// MARK: - Options
+
+/// How a central wrote (`type` in `WriteValue`'s options).
+public enum GattWriteType: String, Sendable, Equatable {
+    /// Write Request: the central waits for the response (`"request"`).
+    case request
+    /// Write Command, without response (`"command"`).
+    case command
+    /// Part of a reliable (queued) write (`"reliable"`).
+    case reliable
+}
+
+/// The options bluetoothd passes with `org.bluez.GattCharacteristic1.ReadValue`/`WriteValue`
+/// (and the `GattDescriptor1` methods) to an exported attribute.
+public struct GattRequestOptions: Sendable, Equatable {
+    /// `offset` (q): where the read or write starts.
+    public var offset: Int
+    /// `mtu` (q): the ATT MTU of the link, when given.
+    public var mtu: Int?
+    /// `device` (o): the central's `org.bluez.Device1` object.
+    public var device: ObjectPath?
+    /// `link` (s): the link type, e.g. `"LE"` or `"BR/EDR"`.
+    public var link: String?
+    /// `type` (s): the kind of write; nil for reads.
+    public var writeType: GattWriteType?
+    /// `prepare-authorize` (b): bluetoothd asks the application to authorize a prepared write
+    /// before executing it; the value is not to be stored yet.
+    public var prepareAuthorize: Bool
+
+    /// Options with the given fields.
+    public init(offset: Int = 0, mtu: Int? = nil, device: ObjectPath? = nil, link: String? = nil,
+                writeType: GattWriteType? = nil, prepareAuthorize: Bool = false) {
+        self.offset = offset
+        self.mtu = mtu
+        self.device = device
+        self.link = link
+        self.writeType = writeType
+        self.prepareAuthorize = prepareAuthorize
+    }
+
+    /// Parses the `a{sv}` argument. Unknown keys are ignored; a known key of the wrong type
+    /// throws ``BlueZError/Kind/invalidArguments``.
+    public init(dbusValue: DBusValue?) throws(BlueZError) {
+        self.init()
+        guard let dbusValue else { return }
+        let dict: [String: DBusValue]
+        do { dict = try [String: DBusValue](dbusValue: dbusValue) } catch {
+            throw BlueZError(kind: .invalidArguments, message: "options: \(error.message)")
+        }
+        do throws(DBusDecodingError) {
+            if let v = dict["offset"] { offset = Int(try UInt16(dbusValue: v)) }
+            if let v = dict["mtu"] { mtu = Int(try UInt16(dbusValue: v)) }
+            if let v = dict["device"] { device = try ObjectPath(dbusValue: v) }
+            if let v = dict["link"] { link = try String(dbusValue: v) }
+            if let v = dict["prepare-authorize"] { prepareAuthorize = try Bool(dbusValue: v) }
+            if let v = dict["type"] {
+                let text = try String(dbusValue: v)
+                guard let t = GattWriteType(rawValue: text) else {
+                    throw DBusDecodingError("unknown write type \"\(text)\"")
+                }
+                writeType = t
+            }
+        } catch {
+            throw BlueZError(kind: .invalidArguments, message: "options: \(error.message)")
+        }
+    }
+}
+
+// MARK: - Request
+
+/// A read or write of a local characteristic or descriptor, waiting for the application.
+///
+/// bluetoothd's D-Bus call is answered only when ``succeed(value:)`` or ``fail(_:)`` is called
+/// (from any thread, first answer wins), or when the attribute's request timeout elapses
+/// (`org.bluez.Error.Failed` "timeout"). A request released unanswered replies
+/// `org.bluez.Error.Failed` too, so bluetoothd never waits forever.
+public final class GattServerRequest: Sendable, CustomStringConvertible {
+    /// What the central asked for.
+    public enum Operation: Sendable, Equatable {
+        /// `ReadValue`.
+        case read
+        /// `WriteValue` with these bytes.
+        case write(Data)
+    }
+
+    /// Read or write (with the bytes written).
+    public let operation: Operation
+    /// The exported attribute's object path.
+    public let attribute: ObjectPath
+    /// The call's options (offset, MTU, device, link, write type).
+    public let options: GattRequestOptions
+    private let completion: @Sendable (Result<Data?, BlueZError>) -> Void
+    private let answered = Atomic<Bool>(false)
+
+    init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
+         completion: @escaping @Sendable (Result<Data?, BlueZError>) -> Void) {
+        self.operation = operation
+        self.attribute = attribute
+        self.options = options
+        self.completion = completion
+    }
+
+    /// Whether the request has been answered (or timed out).
+    public var isAnswered: Bool { answered.load(ordering: .sequentiallyConsistent) }
+
+    /// Answers with success. For a read, `value` is the attribute's whole value (the request's
+    /// offset is applied when replying; nil replies the stored value); for a write, the written
+    /// bytes are stored at the offset and `value` is ignored. Returns false if already answered.
+    @discardableResult
+    public func succeed(value: Data? = nil) -> Bool {
+        guard claim() else { return false }
+        completion(.success(value))
+        return true
+    }
+
+    /// Answers with `error`; bluetoothd receives `error.errorName` (e.g. `org.bluez.Error.NotPermitted`)
+    /// and turns it into the matching ATT error. Returns false if already answered.
+    @discardableResult
+    public func fail(_ error: BlueZError) -> Bool {
+        guard claim() else { return false }
+        completion(.failure(error))
+        return true
+    }
+
+    private func claim() -> Bool { !answered.exchange(true, ordering: .sequentiallyConsistent) }
+
+    /// Fails the request with `Failed "timeout"` after `timeout` unless answered before.
+    func arm(timeout: Duration) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [weak self] in
+            self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
+        }
+    }
+
+    var operationName: String {
+        if case .read = operation { return "ReadValue" }
+        return "WriteValue"
+    }
+
+    deinit {
+        if claim() {
+            completion(.failure(BlueZError(kind: .failed, message: "no answer from the application")))
+        }
+    }
+
+    /// `ReadValue /path offset 0` or `WriteValue /path 3 bytes offset 0 (request)`.
+    public var description: String {
+        switch operation {
+        case .read: return "ReadValue \(attribute) offset \(options.offset)"
+        case .write(let d):
+            return "WriteValue \(attribute) \(d.count) bytes offset \(options.offset)"
+                + (options.writeType.map { " (\($0.rawValue))" } ?? "")
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (s, a) = components
+        let (m, o) = s.multipliedReportingOverflow(by: 1_000_000_000)
+        if o { return s < 0 ? .min : .max }
+        return m.addingReportingOverflow(a / 1_000_000_000).overflow ? .max : m + a / 1_000_000_000
+    }
+}
