@@ -46,18 +46,18 @@ final class SensorTagPeripheral: @unchecked Sendable {
     /// service UUID, and starts answering writes. Completes once advertising.
     func start(timeout: Duration = .seconds(10)) -> Future<Void> {
         answerWrites()
-        data.whenSubscriptionChanges().onSuccess { [console] event in
-            console.event(event == .subscribed ? "subscribed" : "unsubscribed", [("characteristic", .string("Data"))],
+        data.whenSubscriptionChanges().onSuccess { [self] event in
+            say(event == .subscribed ? "subscribed" : "unsubscribed", [("characteristic", .string("Data"))],
                           text: event == .subscribed ? "a central subscribed to Data" : "a central unsubscribed from Data")
         }
-        manager.whenAdvertisingChanges().onSuccess { [console, name] on in
-            console.event("advertising", [("advertising", .bool(on)), ("name", .string(name))],
+        manager.whenAdvertisingChanges().onSuccess { [self] on in
+            say("advertising", [("advertising", .bool(on)), ("name", .string(name))],
                           text: on ? "advertising \"\(name)\" with \(Accelerometer.uuid)" : "advertising stopped")
         }
         return poweredOn(timeout: timeout)
             .flatMap { [self] _ in manager.add(service) }
             .flatMap { [self] _ in
-                console.event("service-added", [("uuid", .string(Accelerometer.uuid.uuidString))],
+                say("service-added", [("uuid", .string(Accelerometer.uuid.uuidString))],
                               text: "added \(Accelerometer.name) service \(Accelerometer.uuid)")
                 return manager.startAdvertising(name, uuids: [Accelerometer.uuid])
             }
@@ -88,12 +88,12 @@ final class SensorTagPeripheral: @unchecked Sendable {
             }
             guard let setting = Accelerometer.Enabled(rawValue: value[0]) else {
                 enabledCharacteristic.respondToRequest(request, withResult: .failure(.application(0x80)))
-                console.event("write-rejected", [("characteristic", .string("Enabled")), ("value", .string(hex(value)))],
+                say("write-rejected", [("characteristic", .string("Enabled")), ("value", .string(hex(value)))],
                               text: "rejected Enabled = \(hex(value)) from \(central): not 0 or 1")
                 return
             }
             enabledCharacteristic.respondToRequest(request, withResult: .success)
-            console.event("write", [("characteristic", .string("Enabled")), ("value", .integer(Int(value[0]))),
+            say("write", [("characteristic", .string("Enabled")), ("value", .integer(Int(value[0]))),
                                     ("central", .string(central.description))],
                           text: "\(central) wrote Enabled = \(setting == .yes ? "yes" : "no")")
             queue.async { self.setEnabled(setting == .yes) }
@@ -106,7 +106,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
             }
             periodCharacteristic.respondToRequest(request, withResult: .success)
             let period = Accelerometer.UpdatePeriod(rawValue: value[0]).period
-            console.event("write", [("characteristic", .string("UpdatePeriod")), ("value", .integer(Int(value[0]))),
+            say("write", [("characteristic", .string("UpdatePeriod")), ("value", .integer(Int(value[0]))),
                                     ("periodMs", .integer(period)), ("central", .string(central.description))],
                           text: "\(central) wrote UpdatePeriod = \(value[0]) (\(period) ms)")
             queue.async { self.setPeriod(period) }
@@ -159,7 +159,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
         sentInWindow += 1
         if delivered { deliveredInWindow += 1 }
         if console.json {
-            console.event("sent", [("seq", .integer(step)), ("x", .number(sample.x)), ("y", .number(sample.y)),
+            say("sent", [("seq", .integer(step)), ("x", .number(sample.x)), ("y", .number(sample.y)),
                                    ("z", .number(sample.z)), ("delivered", .bool(delivered))], text: "")
         }
     }
@@ -169,8 +169,13 @@ final class SensorTagPeripheral: @unchecked Sendable {
         sentInWindow = 0
         deliveredInWindow = 0
         let sample = Self.motion(step: step)
-        console.event("rate", [("samplesPerSecond", .integer(sent)), ("notified", .integer(delivered)), ("periodMs", .integer(periodMs))],
+        say("rate", [("samplesPerSecond", .integer(sent)), ("notified", .integer(delivered)), ("periodMs", .integer(periodMs))],
                       text: "notifying \(delivered)/s (period \(periodMs) ms), last x \(grams(sample.x)) y \(grams(sample.y)) z \(grams(sample.z)) g")
+    }
+
+    /// An event of the peripheral: its main output (stdout in text mode too).
+    private func say(_ name: String, _ fields: [(String, JSON)] = [], text: @autoclosure () -> String) {
+        console.event(name, fields, text: text(), result: true)
     }
 
     // MARK: Stopping
