@@ -46,6 +46,7 @@ public final class CancelToken: Sendable {
 
     /// Registers a pending callback. `canceller` runs (with the returned id) if `cancel()` takes
     /// the entry. Returns nil when the token is already cancelled: the caller must not register.
+    @usableFromInline
     func register(_ canceller: @escaping @Sendable (Int) -> Void) -> Int? {
         state.withLock { state in
             guard !state.isCancelled else { return nil }
@@ -57,6 +58,7 @@ public final class CancelToken: Sendable {
 
     /// Removes entry `id`. Returns `true` if it was still pending: exactly one of the callback
     /// (which calls this before running) and `cancel()` wins.
+    @usableFromInline
     func unregister(_ id: Int) -> Bool {
         state.withLock { $0.pending.removeValue(forKey: id) != nil }
     }

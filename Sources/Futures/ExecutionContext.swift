@@ -28,6 +28,7 @@ extension ExecutionContext {
 
 extension ExecutionContext where Self == ImmediateContext {
     /// The context that runs callbacks on the completing (or registering) thread.
+    @inlinable
     public static var immediate: ImmediateContext { ImmediateContext() }
 }
 
@@ -46,10 +47,12 @@ extension ExecutionContext where Self == QueueContext {
 /// on the same thread rather than recursively. Chains of any length use constant stack.
 public struct ImmediateContext: ExecutionContext {
     /// Creates the immediate context.
+    @inlinable
     public init() {}
 
     /// Runs `task` on the calling thread (after the callback that is currently running on this
     /// thread, if any, returns).
+    @inlinable
     public func execute(_ task: @escaping @Sendable () -> Void) {
         Trampoline.current.run(task)
     }

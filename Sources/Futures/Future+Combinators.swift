@@ -3,6 +3,7 @@
 extension Future {
     /// A future completed with `mapping` applied to this future's value; failures (and errors
     /// thrown by `mapping`) pass through.
+    @inlinable
     public func map<M: Sendable>(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -20,6 +21,7 @@ extension Future {
 
     /// A future completed with the future returned by `mapping` for this future's value.
     /// Chains of any length run iteratively (see ``ImmediateContext``).
+    @inlinable
     public func flatMap<M: Sendable>(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -40,6 +42,7 @@ extension Future {
     /// A stream fed by the stream that `mapping` returns for this future's value. If this
     /// future (or `mapping`) fails, the stream carries the error and finishes.
     /// - Parameter capacity: how many results the new stream keeps for replay.
+    @inlinable
     public func flatMap<M: Sendable>(
         capacity: Int = FutureStream<M>.defaultCapacity,
         context: any ExecutionContext = .futuresDefault,
@@ -59,6 +62,7 @@ extension Future {
     }
 
     /// A future that replaces a failure with the value `recovery` returns for the error.
+    @inlinable
     public func recover(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -75,6 +79,7 @@ extension Future {
     }
 
     /// A future that replaces a failure with the result of the future `recovery` returns.
+    @inlinable
     public func recoverWith(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -94,6 +99,7 @@ extension Future {
 
     /// A future with this future's value if `predicate` accepts it, else failing with
     /// ``FuturesError/noSuchElement``.
+    @inlinable
     public func withFilter(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -106,6 +112,7 @@ extension Future {
     }
 
     /// Calls `apply` with the value if the future succeeds (same as `onSuccess`).
+    @inlinable
     public func forEach(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -116,6 +123,7 @@ extension Future {
 
     /// Runs the side effect `effect` with the result, then completes the returned future with
     /// the same result (so effects chained with `andThen` run in order).
+    @inlinable
     public func andThen(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -131,6 +139,7 @@ extension Future {
 
     /// A future of both values once both futures succeed; the first failure (in order: this
     /// future, then `other`) fails it.
+    @inlinable
     public func zip<U: Sendable>(_ other: Future<U>) -> Future<(T, U)> {
         flatMap(context: .immediate) { first in
             other.map(context: .immediate) { second in (first, second) }

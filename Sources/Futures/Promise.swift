@@ -10,32 +10,38 @@ public final class Promise<T: Sendable>: Sendable {
     public let future: Future<T>
 
     /// Creates a promise with a pending future.
+    @inlinable
     public init() {
         future = Future()
     }
 
     /// Whether the future is completed.
+    @inlinable
     public var isCompleted: Bool { future.isCompleted }
 
     /// Completes the future with `value`. Returns `false` (and does nothing) if already completed.
+    @inlinable
     @discardableResult
     public func success(_ value: T) -> Bool {
         future.complete(.success(value))
     }
 
     /// Completes the future with `error`. Returns `false` (and does nothing) if already completed.
+    @inlinable
     @discardableResult
     public func failure(_ error: any Error) -> Bool {
         future.complete(.failure(error))
     }
 
     /// Completes the future with `result`. Returns `false` (and does nothing) if already completed.
+    @inlinable
     @discardableResult
     public func complete(_ result: Result<T, any Error>) -> Bool {
         future.complete(result)
     }
 
     /// Completes the future with the result of `other` once `other` completes.
+    @inlinable
     public func completeWith(context: any ExecutionContext = .immediate, future other: Future<T>) {
         other.onComplete(context: context) { [self] result in
             self.future.complete(result)

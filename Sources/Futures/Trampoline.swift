@@ -14,11 +14,17 @@ import Darwin
 /// use `ImmediateContext`, those callbacks are appended here instead of being called
 /// recursively; the outermost `execute` drains the queue. A chain of any length therefore runs
 /// in constant stack depth. Only the owning thread touches an instance (thread-local storage).
+@usableFromInline
 final class Trampoline {
+    // Only the owning thread touches these (see above): no dynamic exclusivity checks needed.
+    @exclusivity(unchecked)
     private var tasks = RingBuffer<@Sendable () -> Void>(initialCapacity: 16)
-    private var isDraining = false
+    @usableFromInline
+    @exclusivity(unchecked)
+    var isDraining = false
 
     /// Runs `task` now, or after the task currently running on this thread returns.
+    @usableFromInline
     func run(_ task: @escaping @Sendable () -> Void) {
         if isDraining {
             tasks.append(task)
@@ -26,11 +32,58 @@ final class Trampoline {
         }
         isDraining = true
         task()
-        while let next = tasks.popFirst() { next() }
+        drainQueued()
+    }
+
+    /// Runs `body(argument)` now, or after the task currently running on this thread returns.
+    /// The same as `run { body(argument) }`, but the closure (a heap allocation) is only
+    /// created when the call has to be queued.
+    @inlinable
+    func run<A>(_ body: @escaping @Sendable (A) -> Void, with argument: A) where A: Sendable {
+        if isDraining {
+            enqueue { body(argument) }
+            return
+        }
+        isDraining = true
+        body(argument)
+        drainQueued()
+    }
+
+    /// Queues `task` behind the running one. Only valid while draining.
+    @usableFromInline
+    func enqueue(_ task: @escaping @Sendable () -> Void) {
+        tasks.append(task)
+    }
+
+    /// Runs queued tasks (including the ones they queue) until none is left, then ends the drain.
+    @usableFromInline
+    func drainQueued() {
+        while !tasks.isEmpty, let next = tasks.popFirst() { next() }
         isDraining = false
     }
 
+    // MARK: Iterative release
+
+    @exclusivity(unchecked)
+    private var releasing: [Any] = []
+    @exclusivity(unchecked)
+    private var isReleasing = false
+
+    /// Drops `object` (and whatever only it keeps alive) in a loop instead of recursively:
+    /// objects handed over while a release is under way on this thread are dropped after it
+    /// returns. Future teardown uses it so that releasing a never-completed chain of any
+    /// length uses constant stack.
+    @usableFromInline
+    func release(_ object: Any) {
+        releasing.append(object)
+        guard !isReleasing else { return }
+        isReleasing = true
+        while let next = releasing.popLast() { _ = consume next }
+        isReleasing = false
+    }
+
     /// The calling thread's trampoline.
+    @usableFromInline
     static var current: Trampoline {
         let key = trampolineKey
         if let raw = pthread_getspecific(key) {

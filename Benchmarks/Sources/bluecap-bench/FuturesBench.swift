@@ -28,6 +28,24 @@ func runFuturesBench(runs: Int = 7) async {
     report("FutureStream map, per element (1M)", futureStream, baseline: asyncStream, baselineName: "AsyncStream yield+iterate")
 }
 
+/// Runs one workload once with `count` operations, for instruction counting under
+/// `valgrind --tool=callgrind` (run with two counts and divide the difference by the count
+/// difference: start-up costs cancel). Returns false for an unknown workload name.
+func runFuturesWorkload(_ name: String, count: Int) async -> Bool {
+    let nanos: Double
+    switch name {
+    case "complete": nanos = completeAndCallback(count)
+    case "map": nanos = chain(links: count, flat: false)
+    case "flatmap": nanos = chain(links: count, flat: true)
+    case "stream": nanos = futureStreamThroughput(count)
+    case "continuation": nanos = await continuationRoundTrips(count)
+    case "asyncstream": nanos = await asyncStreamThroughput(count)
+    default: return false
+    }
+    print("\(name) x \(count): \((nanos * 10).rounded() / 10) ns per operation")
+    return true
+}
+
 // MARK: Workloads (each returns nanoseconds per operation)
 
 private func completeAndCallback(_ count: Int) -> Double {

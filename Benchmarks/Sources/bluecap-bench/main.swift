@@ -2,6 +2,11 @@
 //
 //   bluecap-bench ping [count]   sequential org.freedesktop.DBus.Peer.Ping calls/s through the
 //                                DBus module vs. the same loop written directly on libdbus.
+//   bluecap-bench futures [runs] Futures micro-benchmark (ns per operation, min / median / max)
+//                                next to CheckedContinuation and AsyncStream baselines.
+//   bluecap-bench futures-op NAME COUNT
+//                                one futures workload (complete, map, flatmap, stream,
+//                                continuation, asyncstream) run once, for instruction counting.
 import CDBus
 import DBus
 import Foundation
@@ -77,7 +82,16 @@ case "ping":
         FileHandle.standardError.write(Data("bluecap-bench ping: \(error)\n".utf8))
         exit(1)
     }
+case "futures":
+    let runs = args.dropFirst().first.flatMap(Int.init) ?? 7
+    await runFuturesBench(runs: runs)
+case "futures-op":
+    let rest = Array(args.dropFirst())
+    guard rest.count == 2, let count = Int(rest[1]), await runFuturesWorkload(rest[0], count: count) else {
+        print("usage: bluecap-bench futures-op complete|map|flatmap|stream|continuation|asyncstream COUNT")
+        exit(2)
+    }
 default:
-    print("usage: bluecap-bench ping [count]")
+    print("usage: bluecap-bench ping [count] | futures [runs] | futures-op NAME COUNT")
     exit(args.isEmpty ? 0 : 2)
 }

@@ -72,10 +72,11 @@ extension CentralManager {
             return scan
         }
         guard let session, let connection else { return }
+        // The stream finishes once bluetoothd has ended our discovery session.
         Adapter1(connection: connection, path: session.adapter).stopDiscovery { result in
             if case .failure(let e) = result { BlueZLog.debug("StopDiscovery: \(e)") }
+            session.promise.finish()
         }
-        session.promise.finish()
     }
 
     /// SetDiscoveryFilter then StartDiscovery; reports devices already being heard.
@@ -142,6 +143,7 @@ extension CentralManager {
             return scan.promise
         }
         guard let promise, let peripheral = peripheral(for: path) else { return }
+        peripheral.refreshProperties()  // its own observer may run after ours
         promise.success(peripheral)
     }
 

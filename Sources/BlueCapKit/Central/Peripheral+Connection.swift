@@ -37,6 +37,9 @@ extension Peripheral {
     /// ``disconnect()``; `.giveUp` instead of `.timeout` once timeouts exceed `timeoutRetries`, or
     /// instead of `.disconnect` once disconnects exceed `disconnectRetries` (call ``terminate()``).
     ///
+    /// Counting follows BlueCap: with `timeoutRetries: 2` the first two timeouts yield `.timeout`
+    /// and the third `.giveUp`; with the default 0 the first timeout (or drop) yields `.giveUp`.
+    ///
     /// Transient BlueZ errors are retried inside the attempt with backoff; other `Connect`
     /// failures are pushed as a failed ``PeripheralError`` (the stream goes on). A new `connect`
     /// finishes the previous stream. The stream keeps its last `capacity` events for replay.

@@ -110,7 +110,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: - Events
 
-    private func refreshProperties() {
+    func refreshProperties() {
         guard let raw = tree.properties(at: path, interface: Device1.interface) else { return }
         let props = Device1.Properties(raw, path: path)
         state.withLock { s in
