@@ -15,6 +15,11 @@ public protocol ExecutionContext: Sendable {
     /// Runs `task` on this context once `delay` has elapsed. Used by `timeout(after:)` and
     /// `retry(times:delay:)`; ``ManualContext`` runs it when its virtual clock reaches the deadline.
     func execute(after delay: Duration, _ task: @escaping @Sendable () -> Void)
+
+    /// Like ``execute(after:_:)``, but returns a handle that unschedules `task` (releasing it)
+    /// if cancelled before the deadline. Used by `timeout(after:)` to drop its timer as soon as
+    /// the future completes.
+    func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask
 }
 
 extension ExecutionContext {
@@ -23,6 +28,14 @@ extension ExecutionContext {
         DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatchInterval) {
             self.execute(task)
         }
+    }
+}
+
+extension ExecutionContext {
+    /// Default cancellable delayed execution: a Dispatch timer on a global queue that then hops
+    /// onto this context; cancelling the handle cancels the timer, which releases `task`.
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        DispatchTimer.start(on: DispatchQueue.global(), after: delay) { self.execute(task) }
     }
 }
 
@@ -81,9 +94,48 @@ public struct QueueContext: ExecutionContext {
         queue.async(execute: task)
     }
 
+    /// Runs `task` on the queue after `delay` (a Dispatch timer source) unless the returned handle
+    /// is cancelled first; cancelling releases `task` at once.
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        DispatchTimer.start(on: queue, after: delay, task)
+    }
+
     /// Submits `task` to the queue after `delay`.
     public func execute(after delay: Duration, _ task: @escaping @Sendable () -> Void) {
         queue.asyncAfter(deadline: .now() + delay.dispatchInterval, execute: task)
+    }
+}
+
+// MARK: - DispatchTimer
+
+/// One-shot cancellable timers on Dispatch timer sources.
+enum DispatchTimer {
+    /// Runs `task` on `queue` once `delay` has elapsed, unless the returned handle is cancelled.
+    /// Cancelling the source makes Dispatch release its handler, and with it `task`.
+    static func start(
+        on queue: DispatchQueue, after delay: Duration, _ task: @escaping @Sendable () -> Void
+    ) -> ScheduledTask {
+        let timer = TimerSource(DispatchSource.makeTimerSource(queue: queue))
+        // The handler references the source until it fires or is cancelled; cancelling either
+        // way releases the handler, breaking that cycle.
+        timer.source.setEventHandler {
+            timer.source.cancel()
+            task()
+        }
+        timer.source.schedule(deadline: .now() + delay.dispatchInterval)
+        timer.source.resume()
+        return ScheduledTask { timer.source.cancel() }
+    }
+}
+
+/// A Dispatch timer source shared between its handler and the handle that cancels it.
+private final class TimerSource: @unchecked Sendable {
+    // @unchecked Sendable: after set-up only `cancel()` is called from other threads, and
+    // libdispatch serialises dispatch_source_cancel internally (it is documented thread-safe).
+    let source: any DispatchSourceTimer
+
+    init(_ source: any DispatchSourceTimer) {
+        self.source = source
     }
 }
 

@@ -2,17 +2,22 @@
 
 extension Future {
     /// A future with this future's result, or failing with ``FuturesError/timeout(after:)`` if
-    /// this future is still pending after `delay`.
+    /// this future is still pending after `delay`. If this future completes first, the timer is
+    /// cancelled at once (it does not hold the promise until the deadline).
     /// - Parameter context: supplies the timer; pass a ``ManualContext`` for virtual time.
     public func timeout(
         after delay: Duration,
         context: any ExecutionContext = .futuresDefault
     ) -> Future<T> {
         let promise = Promise<T>()
-        context.execute(after: delay) {
+        let timer = context.schedule(after: delay) {
             promise.failure(FuturesError.timeout(after: delay))
         }
-        promise.completeWith(future: self)
+        onComplete(context: .immediate) { result in
+            // Completed first: unschedule the timer so it stops holding the promise.
+            timer.cancel()
+            promise.complete(result)
+        }
         return promise.future
     }
 

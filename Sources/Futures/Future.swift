@@ -99,8 +99,10 @@ public final class Future<T: Sendable>: Sendable {
         // derived from it, and so on down a chain. Hand them to the thread's release loop so
         // that tearing down a chain of any length uses constant stack.
         guard mayHaveCallbacks.load(ordering: .relaxed) else { return }
-        let callbacks = state.withLock { $0.callbacks.takeAll() }
-        if !callbacks.isEmpty { Trampoline.current.release(callbacks) }
+        var callbacks: Any? = state.withLock { state -> Any? in
+            state.callbacks.isEmpty ? nil : state.callbacks.takeAll()
+        }
+        if callbacks != nil { Trampoline.current.release(&callbacks) }
     }
 
     // MARK: Creating completed futures

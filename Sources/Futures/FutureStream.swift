@@ -9,6 +9,11 @@ import Synchronization
 /// SimpleFutures. When the buffer is full, a new result drops the OLDEST kept one: memory never
 /// grows beyond `capacity` results, however many are pushed.
 ///
+/// **Slow subscribers.** Each subscription queues the deliveries its callback has not taken yet,
+/// bounded by the same `capacity` and the same policy: a subscriber `capacity` results behind
+/// loses its OLDEST waiting result for each new one (counted by ``droppedCount``). The producer
+/// never blocks and memory stays bounded; a slow subscriber sees the newest results.
+///
 /// **Completion.** A stream may be finished (``StreamPromise/finish()``); subscribers then get
 /// the kept results and their ``onFinish(context:cancelToken:_:)`` callback, and nothing after.
 ///
@@ -28,6 +33,7 @@ public final class FutureStream<T: Sendable>: Sendable {
         var subscribers: [StreamSubscriber<T>] = []
         var nextID = 0
         var isFinished = false
+        var dropped = 0
     }
 
     // Sendable through this lock: kept results, subscribers and the finished flag live in it.
@@ -51,6 +57,14 @@ public final class FutureStream<T: Sendable>: Sendable {
 
     /// The number of active subscriptions.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// How many deliveries were dropped, over all subscriptions, because a subscriber was
+    /// ``capacity`` results behind (its callback slower than the producer): each drop is the
+    /// oldest result still waiting for that subscriber. Zero as long as every subscriber keeps up.
+    public var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// The number of deliveries waiting for each active subscription (for tests and diagnostics).
+    var pendingDeliveryCounts: [Int] { state.withLock { $0.subscribers.map(\.pendingCount) } }
 
     // MARK: Callbacks
 
@@ -111,7 +125,7 @@ public final class FutureStream<T: Sendable>: Sendable {
             state.nextID += 1
             return state.nextID
         }
-        let subscriber = StreamSubscriber(id: id, context: context, token: token, body: body)
+        let subscriber = StreamSubscriber(id: id, limit: capacity, context: context, token: token, body: body)
         if let token {
             let registered = token.register { [weak self, weak subscriber] _ in
                 subscriber?.deactivate()
@@ -121,9 +135,9 @@ public final class FutureStream<T: Sendable>: Sendable {
             subscriber.attach(tokenID: tokenID)
         }
         state.withLock { state in
-            for result in state.kept.elements { subscriber.enqueue(.item(result)) }
+            for result in state.kept.elements { _ = subscriber.enqueue(.item(result)) }
             if state.isFinished {
-                subscriber.enqueue(.finished)
+                _ = subscriber.enqueue(.finished)
             } else {
                 state.subscribers.append(subscriber)
             }
@@ -138,11 +152,11 @@ public final class FutureStream<T: Sendable>: Sendable {
             if case .item(let result) = event {
                 state.kept.append(result, droppingOldestBeyond: capacity)
             }
-            for subscriber in state.subscribers { subscriber.enqueue(event) }
+            for subscriber in state.subscribers where subscriber.enqueue(event) { state.dropped += 1 }
             if case .finished = event { state.isFinished = true }
             if finishing {
                 state.isFinished = true
-                for subscriber in state.subscribers { subscriber.enqueue(.finished) }
+                for subscriber in state.subscribers { _ = subscriber.enqueue(.finished) }
             }
             guard state.isFinished else { return state.subscribers }
             let all = state.subscribers

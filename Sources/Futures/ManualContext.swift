@@ -47,6 +47,24 @@ public final class ManualContext: ExecutionContext {
         }
     }
 
+    /// Schedules `task` for virtual time `now + delay`; cancelling the handle removes the timer
+    /// (and ``pendingCount`` drops by one) if it has not run yet.
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        let sequence = state.withLock { state -> Int in
+            state.sequence += 1
+            state.timers.append(Timer(deadline: state.now + delay, sequence: state.sequence, task: task))
+            return state.sequence
+        }
+        return ScheduledTask { [weak self] in
+            // Removed under the lock and released after it (the task may own anything).
+            let removed = self?.state.withLock { state -> Timer? in
+                guard let index = state.timers.firstIndex(where: { $0.sequence == sequence }) else { return nil }
+                return state.timers.remove(at: index)
+            }
+            _ = removed
+        }
+    }
+
     /// Runs ready tasks (including tasks they queue) until none is left, without moving the
     /// clock. Returns how many ran.
     @discardableResult

@@ -18,7 +18,11 @@ enum StreamEvent<T: Sendable>: Sendable {
 /// runs user code with no lock held and never concurrently with itself.
 ///
 /// The queue holds deliveries that are in flight to a slow callback, like the backlog of a
-/// dispatch queue; it is not a replay buffer and empties as the context runs.
+/// dispatch queue; it is not a replay buffer and empties as the context runs. It is bounded by
+/// the stream's capacity with the replay buffer's policy: when a subscriber is `capacity`
+/// results behind, a new result drops the OLDEST waiting one (counted by the stream's
+/// ``FutureStream/droppedCount``), so a slow subscriber gets the newest results, never blocks the
+/// producer, and never holds more than `capacity` results (plus the end of the stream).
 final class StreamSubscriber<T: Sendable>: Sendable {
     private struct State {
         var pending = RingBuffer<StreamEvent<T>>()
@@ -26,6 +30,8 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     }
 
     let id: Int
+    /// The most results waiting for delivery (the stream's capacity).
+    let limit: Int
     private let context: any ExecutionContext
     private let body: @Sendable (StreamEvent<T>) -> Void
     // Sendable through `state` (a `Locked` pthread mutex) and `isActive` (an atomic).
@@ -35,10 +41,11 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     private let tokenID = Atomic<Int>(0)
 
     init(
-        id: Int, context: any ExecutionContext, token: CancelToken?,
+        id: Int, limit: Int, context: any ExecutionContext, token: CancelToken?,
         body: @escaping @Sendable (StreamEvent<T>) -> Void
     ) {
         self.id = id
+        self.limit = limit
         self.context = context
         self.token = token
         self.body = body
@@ -50,10 +57,21 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         tokenID.store(id, ordering: .releasing)
     }
 
-    /// Queues `event`. May be called with the stream's lock held (takes only this one's).
-    func enqueue(_ event: StreamEvent<T>) {
-        state.withLock { $0.pending.append(event) }
+    /// Queues `event`, dropping the oldest waiting result if `limit` results are already
+    /// waiting (the end of the stream is never dropped). Returns whether a result was dropped.
+    /// May be called with the stream's lock held (takes only this one's).
+    func enqueue(_ event: StreamEvent<T>) -> Bool {
+        state.withLock { state in
+            guard case .item = event else {
+                state.pending.append(event)
+                return false
+            }
+            return state.pending.append(event, droppingOldestBeyond: limit)
+        }
     }
+
+    /// The number of deliveries waiting (for tests and diagnostics).
+    var pendingCount: Int { state.withLock { $0.pending.count } }
 
     /// Starts a drain on the context unless one is running or nothing is queued.
     func schedule() {
@@ -71,24 +89,23 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         state.withLock { _ = $0.pending.removeAll() }
     }
 
+    /// Delivers waiting events one at a time (so a result dropped while the callback is busy is
+    /// always the oldest still waiting) until none is left or the subscription is deactivated.
     private func drain() {
         while true {
-            let batch = state.withLock { state -> [StreamEvent<T>] in
-                guard isActive.load(ordering: .acquiring), !state.pending.isEmpty else {
+            let next = state.withLock { state -> StreamEvent<T>? in
+                guard isActive.load(ordering: .acquiring), let event = state.pending.popFirst() else {
                     state.isDraining = false
-                    return []
+                    return nil
                 }
-                return state.pending.removeAll()
+                return event
             }
-            guard !batch.isEmpty else { return }
-            for event in batch {
-                guard isActive.load(ordering: .acquiring) else { break }
-                if case .finished = event, let token,
-                   !token.unregister(tokenID.load(ordering: .acquiring)) {
-                    break  // cancel() won the race for this subscription
-                }
-                body(event)
+            guard let event = next else { return }
+            if case .finished = event, let token,
+               !token.unregister(tokenID.load(ordering: .acquiring)) {
+                continue  // cancel() won the race for this subscription; it deactivates it
             }
+            body(event)
         }
     }
 }

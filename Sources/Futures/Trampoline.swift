@@ -69,13 +69,15 @@ final class Trampoline {
     @exclusivity(unchecked)
     private var isReleasing = false
 
-    /// Drops `object` (and whatever only it keeps alive) in a loop instead of recursively:
-    /// objects handed over while a release is under way on this thread are dropped after it
-    /// returns. Future teardown uses it so that releasing a never-completed chain of any
+    /// Drops `object` (setting it to nil) and whatever only it keeps alive, in a loop instead
+    /// of recursively: objects handed over while a release is under way on this thread are
+    /// dropped after it returns. Future teardown uses it so that releasing a never-completed chain of any
     /// length uses constant stack.
     @usableFromInline
-    func release(_ object: Any) {
-        releasing.append(object)
+    func release(_ object: inout Any?) {
+        // Taken out of the caller's variable so that no reference outlives this call.
+        guard object != nil else { return }
+        releasing.append(object.take()!)
         guard !isReleasing else { return }
         isReleasing = true
         while let next = releasing.popLast() { _ = consume next }

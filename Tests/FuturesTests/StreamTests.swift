@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import Futures
 
@@ -60,6 +61,66 @@ struct StreamTests {
         promise.finish(throwing: TestError(code: 8))
         #expect(promise.stream.isFinished)
         #expect(promise.stream.keptResults.last?.failureValue as? TestError == TestError(code: 8))
+    }
+
+    @Test("a blocked subscriber of a capacity-10 stream keeps at most 10 waiting, then gets the newest, counting drops")
+    func slowSubscriberBounded() async {
+        await offPool { Self.slowSubscriber() }
+    }
+
+    private static func slowSubscriber() {
+        let promise = StreamPromise<Int>(capacity: 10)
+        let context = QueueContext(queue: DispatchQueue(label: "slow subscriber"))
+        let started = Latch()
+        let gate = DispatchSemaphore(value: 0)
+        let last = Latch()
+        let seen = Recorder<Int>()
+        promise.stream.onSuccess(context: context) { value in
+            seen.append(value)
+            if value == 0 {
+                started.signal()
+                _ = gate.wait(timeout: .now() + 10)  // blocked until the test opens the gate
+            }
+            if value == 9_999 { last.signal() }
+        }
+        promise.success(0)
+        #expect(started.wait())
+        var maxPending = 0
+        for value in 1..<10_000 {
+            promise.success(value)  // must never block on the stalled subscriber
+            maxPending = max(maxPending, promise.stream.pendingDeliveryCounts.max() ?? 0)
+        }
+        #expect(maxPending == 10)
+        #expect(promise.stream.droppedCount == 10_000 - 1 - 10)
+        gate.signal()
+        #expect(last.wait())
+        #expect(seen.values == [0] + Array(9_990..<10_000))
+        #expect(promise.stream.pendingDeliveryCounts == [0])
+    }
+
+    @Test("subscribers that keep up drop nothing")
+    func fastSubscriberDropsNothing() {
+        let promise = StreamPromise<Int>(capacity: 2)
+        let seen = Recorder<Int>()
+        promise.stream.onSuccess(context: .immediate) { seen.append($0) }
+        for value in 0..<100 { promise.success(value) }
+        #expect(seen.count == 100)
+        #expect(promise.stream.droppedCount == 0)
+    }
+
+    @Test("a slow subscriber still gets the end of the stream after its newest results")
+    func slowSubscriberGetsFinish() {
+        let promise = StreamPromise<Int>(capacity: 3)
+        let context = ManualContext()
+        let seen = Recorder<String>()
+        promise.stream.onComplete(context: context) { seen.append("\(try! $0.get())") }
+        promise.stream.onFinish(context: context) { seen.append("end") }
+        for value in 0..<10 { promise.success(value) }
+        promise.finish()
+        #expect(promise.stream.pendingDeliveryCounts.isEmpty)  // finished: no live subscribers
+        context.run()
+        #expect(seen.values == ["7", "8", "9", "end"])
+        #expect(promise.stream.droppedCount == 2 * 7)
     }
 
     @Test("a cancelled subscription receives nothing more, even deliveries already queued")

@@ -88,6 +88,30 @@ struct StressTests {
         #expect(tail.result?.successValue == 100_001)
     }
 
+    @Test("releasing a 100,000-link never-completed chain frees every link without overflowing the stack")
+    func releaseLongPendingChain() async {
+        // On a global-queue thread (512 KiB stack on Linux): a recursive teardown of this chain
+        // would need tens of megabytes.
+        let freed = await offPool { () -> Bool in
+            weak var weakHead: Future<Int>?
+            weak var weakTail: Future<Int>?
+            do {
+                let head = Promise<Int>()
+                var tail = head.future
+                for index in 0..<100_000 {
+                    tail = index.isMultiple(of: 2)
+                        ? tail.map(context: .immediate) { $0 + 1 }
+                        : tail.flatMap(context: .immediate) { Future(value: $0 + 1) }
+                }
+                weakHead = head.future
+                weakTail = tail
+                #expect(weakTail?.isCompleted == false)
+            }
+            return weakHead == nil && weakTail == nil
+        }
+        #expect(freed)
+    }
+
     @Test("1,000,000 values through a capacity-10 stream keep at most 10; a late subscriber gets the last 10")
     func boundedStreamMemory() async {
         await offPool { Self.pushMillion() }
@@ -107,17 +131,18 @@ struct StressTests {
         #expect(late.values == Array(999_990..<1_000_000))
     }
 
-    @Test("a stream pushed from 8 threads delivers every value exactly once to each subscriber")
+    @Test("a stream pushed from 8 threads, with capacity for the whole backlog, delivers every value exactly once to each subscriber")
     func concurrentStream() async {
         await offPool { Self.pushConcurrently() }
     }
 
     private static func pushConcurrently() {
-        let promise = StreamPromise<Int>(capacity: 10)
+        let total = 8 * 10_000
+        // Capacity covers the whole backlog: no subscriber can fall `capacity` results behind.
+        let promise = StreamPromise<Int>(capacity: total)
         let sums = (0..<2).map { _ in AtomicCount() }
         let counts = (0..<2).map { _ in AtomicCount() }
         let latch = Latch(2)
-        let total = 8 * 10_000
         for subscriber in 0..<2 {
             promise.stream.onSuccess(context: subscriber == 0 ? .immediate : .futuresDefault) { value in
                 sums[subscriber].increment(by: value)
@@ -130,6 +155,41 @@ struct StressTests {
         #expect(latch.wait())
         let expected = (0..<total).reduce(0, +)
         #expect(sums.allSatisfy { $0.current == expected })
+        #expect(promise.stream.droppedCount == 0)
+    }
+
+    @Test("a capacity-10 stream pushed from 8 threads: each subscriber gets every value it did not drop, once, in order")
+    func concurrentStreamBounded() async {
+        await offPool { Self.pushConcurrentlyBounded() }
+    }
+
+    private static func pushConcurrentlyBounded() {
+        let promise = StreamPromise<Int>(capacity: 10)
+        let seen = (0..<2).map { _ in Recorder<Int>() }
+        let finished = Latch(2)
+        for subscriber in 0..<2 {
+            promise.stream.subscribe(
+                context: subscriber == 0 ? .immediate : .futuresDefault, token: nil
+            ) { event in
+                switch event {
+                case .item(let result): seen[subscriber].append(result.successValue ?? -1)
+                case .finished: finished.signal()
+                }
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for value in 0..<10_000 { promise.success(thread * 10_000 + value) }
+        }
+        promise.finish()
+        #expect(finished.wait())
+        let delivered = seen.map(\.values)
+        #expect(delivered[0].count + delivered[1].count + promise.stream.droppedCount == 2 * 80_000)
+        for values in delivered {
+            #expect(Set(values).count == values.count)  // nothing twice
+            // Stream order is push order, so each pushing thread's values arrive increasing.
+            let byThread = Dictionary(grouping: values) { $0 / 10_000 }
+            #expect(byThread.values.allSatisfy { $0 == $0.sorted() })
+        }
         #expect(promise.stream.keptCount == 10)
     }
 }

@@ -26,6 +26,62 @@ struct TimingTests {
         #expect(limited.result?.successValue == 1)
     }
 
+    @Test("timeout cancels its timer when the future completes first: the manual context has nothing pending")
+    func timeoutCancelsManualTimer() {
+        let context = ManualContext()
+        let promise = Promise<Int>()
+        let limited = promise.future.timeout(after: .seconds(60), context: context)
+        #expect(context.pendingCount == 1)
+        promise.success(5)
+        #expect(context.pendingCount == 0)
+        #expect(limited.result?.successValue == 5)
+        #expect(context.advance(by: .seconds(61)) == 0)
+    }
+
+    @Test("timeout on a queue context releases the timer's closure long before the deadline")
+    func timeoutReleasesQueueTimer() {
+        let released = Latch()
+        do {
+            let promise = Promise<Payload>()
+            let limited = promise.future.timeout(after: .seconds(3600), context: QueueContext.global)
+            promise.success(Payload { released.signal() })
+            #expect(limited.result?.successValue != nil)
+        }
+        // The payload lives in the timed future's result, which the timer closure holds until the
+        // timer is cancelled (or the deadline, an hour away, passes).
+        #expect(released.wait(seconds: 5))
+    }
+
+    @Test("the default schedule(after:) of a custom context is cancellable and releases the task")
+    func defaultScheduleCancels() {
+        struct Inline: ExecutionContext {
+            func execute(_ task: @escaping @Sendable () -> Void) { task() }
+        }
+        let released = Latch()
+        let ran = AtomicCount()
+        let handle: ScheduledTask
+        do {
+            let payload = Payload { released.signal() }
+            handle = Inline().schedule(after: .seconds(3600)) { _ = payload; ran.increment() }
+        }
+        #expect(!handle.isCancelled)
+        #expect(handle.cancel())
+        #expect(!handle.cancel())
+        #expect(handle.isCancelled)
+        #expect(released.wait(seconds: 5))
+        #expect(ran.current == 0)
+    }
+
+    @Test("a scheduled task that is not cancelled runs once at its deadline")
+    func scheduleRuns() {
+        let latch = Latch()
+        let start = DispatchTime.now()
+        let handle = QueueContext.global.schedule(after: .milliseconds(10)) { latch.signal() }
+        #expect(latch.wait())
+        #expect(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds >= 10_000_000)
+        _ = handle
+    }
+
     @Test("timeout on a real clock fires after a short deadline")
     func timeoutRealClock() async {
         let start = DispatchTime.now()
@@ -89,4 +145,11 @@ struct TimingTests {
         #expect(try await awaitValue(result) == 1)
         #expect(attempts.current == 2)
     }
+}
+
+/// A value that reports its own deallocation.
+private final class Payload: Sendable {
+    private let onDeinit: @Sendable () -> Void
+    init(onDeinit: @escaping @Sendable () -> Void) { self.onDeinit = onDeinit }
+    deinit { onDeinit() }
 }
