@@ -5,6 +5,9 @@
 /// Completing twice is allowed and is a no-op: every completing method returns `false` when
 /// the future was already completed, and never traps, so racing completers (a reply against a
 /// timeout, say) need no coordination.
+///
+/// A promise deinitialised without being completed leaves its future pending forever; in DEBUG
+/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error.
 public final class Promise<T: Sendable>: Sendable {
     /// The future this promise completes.
     public let future: Future<T>
@@ -13,6 +16,13 @@ public final class Promise<T: Sendable>: Sendable {
     @inlinable
     public init() {
         future = Future()
+    }
+
+    deinit {
+        // A debugging aid (see FuturesDiagnostics): off in release builds unless BLUECAP_LOG=debug.
+        if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted {
+            FuturesDiagnostics.reportUncompletedPromise(of: T.self)
+        }
     }
 
     /// Whether the future is completed.

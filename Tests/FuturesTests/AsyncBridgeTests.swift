@@ -3,6 +3,8 @@ import Testing
 
 @Suite("async/await bridge")
 struct AsyncBridgeTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("value returns the value of a completed future")
     func completedValue() async throws {
         #expect(try await Future(value: 3).value == 3)

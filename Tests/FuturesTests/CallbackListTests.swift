@@ -3,6 +3,8 @@ import Testing
 
 @Suite("Callback list and dispatch routes")
 struct CallbackListTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("several callbacks on a pending future run once each, in registration order, on their contexts")
     func manyCallbacksInOrder() {
         let promise = Promise<Int>()

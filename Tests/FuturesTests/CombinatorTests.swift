@@ -3,6 +3,8 @@ import Testing
 
 @Suite("Future combinators")
 struct CombinatorTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("map transforms the value, passes failures and turns a throw into a failure")
     func map() {
         #expect(Future(value: 2).map(context: .immediate) { $0 * 10 }.result?.successValue == 20)

@@ -4,6 +4,8 @@ import Testing
 
 @Suite("Execution contexts")
 struct ContextTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("the immediate context runs callbacks on the completing thread, synchronously")
     func immediate() {
         let promise = Promise<Int>()

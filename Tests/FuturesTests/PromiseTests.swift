@@ -1,9 +1,12 @@
 import Dispatch
+import Foundation
 import Testing
 @testable import Futures
 
 @Suite("Promise and Future")
 struct PromiseTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("a callback registered before completion runs once with the value")
     func callbackBeforeCompletion() {
         let promise = Promise<Int>()
@@ -12,6 +15,38 @@ struct PromiseTests {
         #expect(seen.values.isEmpty)
         #expect(promise.success(7))
         #expect(seen.values == [7])
+    }
+
+    @Test("a promise dropped without being completed warns once, naming its type; completed ones never warn")
+    func uncompletedPromiseWarning() throws {
+        let expected: Bool
+        if let level = ProcessInfo.processInfo.environment["BLUECAP_LOG"] {
+            expected = level.lowercased() == "debug"
+        } else {
+            #if DEBUG
+            expected = true
+            #else
+            expected = false
+            #endif
+        }
+        #expect(FuturesDiagnostics.warnsOnUncompletedPromise == expected)
+        do {
+            let promise = Promise<LeakMarkerCompleted>()
+            promise.success(LeakMarkerCompleted())
+            let failed = Promise<LeakMarkerCompleted>()
+            failed.future.onComplete(context: .immediate) { _ in }
+            failed.failure(TestError(code: 1))
+            _ = Future<LeakMarkerCompleted>(value: LeakMarkerCompleted()).map(context: .immediate) { $0 }
+        }
+        do {
+            let leaked = Promise<LeakMarkerDropped>()
+            leaked.future.onComplete(context: .immediate) { _ in }
+        }
+        let messages = LeakWarnings.captured.values
+        #expect(!messages.contains { $0.contains("LeakMarkerCompleted") })
+        let dropped = messages.filter { $0.contains("Promise<LeakMarkerDropped>") }
+        #expect(dropped.count == (expected ? 1 : 0))
+        #expect(dropped.allSatisfy { !$0.contains("\n") })
     }
 
     @Test("a callback registered after completion runs once with the value")
@@ -126,3 +161,6 @@ struct PromiseTests {
         #expect(kept.values == [2])
     }
 }
+
+private struct LeakMarkerCompleted: Sendable {}
+private struct LeakMarkerDropped: Sendable {}

@@ -4,6 +4,8 @@ import Testing
 
 @Suite("FutureStream")
 struct StreamTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("the default capacity is 100 and the overflow policy drops the oldest kept result")
     func defaultCapacity() {
         let promise = StreamPromise<Int>()

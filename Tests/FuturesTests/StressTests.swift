@@ -10,6 +10,8 @@ private final class Slot: Sendable {
 
 @Suite("Stress and scale", .serialized)
 struct StressTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("8 threads completing and subscribing 100,000 promises run each callback exactly once")
     func concurrentCompleteAndSubscribe() async {
         await offPool { Self.completeAndSubscribe() }

@@ -61,3 +61,18 @@ func offPool<R: Sendable>(_ work: @escaping @Sendable () -> R) async -> R {
         DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }
+
+/// Routes the library's uncompleted-promise warnings away from standard error for the whole
+/// test process (many tests leave promises pending on purpose), keeping only the ones about
+/// the `LeakMarker…` types that the warning's own test uses. Every suite calls ``quiet()``.
+enum LeakWarnings {
+    static let captured = Recorder<String>()
+    private static let installed: Void = {
+        FuturesDiagnostics.sink.withLock { sink in
+            sink = WarningSink { message in
+                if message.contains("LeakMarker") { captured.append(message) }
+            }
+        }
+    }()
+    static func quiet() { _ = installed }
+}

@@ -4,6 +4,8 @@ import Testing
 
 @Suite("Timeouts and retries")
 struct TimingTests {
+    init() { LeakWarnings.quiet() }
+
     @Test("timeout fails with the typed error exactly when the virtual deadline passes")
     func timeoutFires() {
         let context = ManualContext()

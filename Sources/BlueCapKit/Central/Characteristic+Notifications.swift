@@ -19,6 +19,8 @@ extension Characteristic {
         }
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         self.state.withLock { $0.resubscribe = resubscribeOnReconnect }
+        // Open the update stream now: notifications arriving before the app subscribes are kept.
+        _ = receiveNotificationUpdates()
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
@@ -53,9 +55,13 @@ extension Characteristic {
                 let kept = self.state.withLock { s -> Bool in
                     guard case .starting = s.notify else { return false }
                     s.notify = .started(.acquiredSocket, socket)
+                    s.endedByBlueZ = false
                     return true
                 }
-                if kept { promise.success(self) } else {
+                if kept {
+                    socket.start()
+                    promise.success(self)
+                } else {
                     socket.close()
                     promise.failure(PeripheralError(kind: .disconnected, operation: operation, path: self.path.rawValue))
                 }
@@ -76,7 +82,7 @@ extension Characteristic {
         proxy.startNotify(timeout: timeout) { [self] result in
             switch result {
             case .success:
-                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil) } }
+                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil); s.endedByBlueZ = false } }
                 promise.success(self)
             case .failure(let e):
                 self.state.withLock { $0.notify = .off }
@@ -127,7 +133,8 @@ extension Characteristic {
     }
 
     /// The notifications, as `(characteristic, data)`; one stream per characteristic, created by
-    /// the first call with `capacity` (the number of updates kept for replay to new subscribers).
+    /// the first call (or by ``startNotifying(timeout:resubscribeOnReconnect:)`` with capacity 100)
+    /// with `capacity`, the number of updates kept for replay to new subscribers.
     /// It finishes on ``stopNotifying(timeout:)``, and on a link drop unless re-subscription is on.
     public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<(characteristic: Characteristic, data: Data?)> {
         self.state.withLock { s in
@@ -163,7 +170,12 @@ extension Characteristic {
 
     /// BlueZ closed the acquired socket (link lost or notifications stopped remotely).
     func socketClosed() {
-        self.state.withLock { s in if case .started(.acquiredSocket, _) = s.notify { s.notify = .off } }
+        self.state.withLock { s in
+            if case .started(.acquiredSocket, _) = s.notify {
+                s.notify = .off
+                s.endedByBlueZ = true
+            }
+        }
     }
 
     /// Whether notifications should be turned on again after a reconnection.
@@ -180,6 +192,9 @@ extension Characteristic {
             case .off: break
             }
             s.notify = .off
+            // The socket may have reported the end before the link change did.
+            wasOn = wasOn || s.endedByBlueZ
+            s.endedByBlueZ = false
             if wasOn && s.resubscribe && kind != .terminated {
                 s.wantsResubscription = true
                 return (socket, nil)

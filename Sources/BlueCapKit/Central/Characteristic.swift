@@ -40,6 +40,8 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         var resubscribe = false
         var wantsResubscription = false
         var acquireUnsupported = false
+        /// BlueZ closed the acquired socket while notifications were on (link going down).
+        var endedByBlueZ = false
     }
 
     /// The characteristic UUID (`GattCharacteristic1.UUID`).
