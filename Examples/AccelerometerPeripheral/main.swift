@@ -1,1 +1,9 @@
-print("accelerometer-peripheral: not built yet")
+// accelerometer-peripheral: a TI SensorTag accelerometer served over BlueZ (peripheral role).
+// See PeripheralOptions.usage or README.md.
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(await PeripheralCommand.run(Array(CommandLine.arguments.dropFirst())))

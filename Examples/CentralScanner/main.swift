@@ -1,1 +1,9 @@
-print("central-scanner: not built yet")
+// central-scanner: scan for BLE devices, or stream a TI SensorTag's accelerometer.
+// See ScannerOptions.usage or README.md.
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(await ScannerCommand.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,93 @@
+// PeripheralCommand: accelerometer-peripheral, with or without --simulate.
+
+import BlueCapKit
+import DBus
+import Foundation
+import Futures
+
+enum PeripheralCommand {
+    /// Runs until a signal (SignalTrap exits the process), or returns a failure status.
+    static func run(_ arguments: [String]) async -> Int32 {
+        let options: PeripheralOptions
+        do {
+            let (parsed, help) = try PeripheralOptions.parse(arguments)
+            if help {
+                print(PeripheralOptions.usage)
+                return 0
+            }
+            options = parsed
+        } catch {
+            FileHandle.standardError.write(Data("accelerometer-peripheral: \(error)\n\(PeripheralOptions.usage)\n".utf8))
+            return UsageError.exitCode
+        }
+        let console = Console(program: "accelerometer-peripheral", json: options.json)
+
+        var world: SimulatedWorld?
+        let connection: Connection
+        var adapter = options.adapter
+        if options.simulate {
+            do {
+                let w = try await SimulatedWorld.start(neighbours: false)
+                world = w
+                connection = try w.connect()
+                adapter = adapter ?? "hci1"
+                console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)),
+                                             ("centralAdapter", .string(adapter == "hci0" ? "hci1" : "hci0"))],
+                              text: "simulating: private bus \(w.address), SensorTag on \(adapter!), central on \(adapter == "hci0" ? "hci1" : "hci0")")
+            } catch {
+                console.error("cannot start the simulation: \(error)")
+                return 1
+            }
+        } else {
+            do { connection = try await Preflight.systemBus() } catch {
+                console.error(error.description)
+                return MissingBlueZ.exitCode
+            }
+        }
+
+        let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: adapter, connection: connection),
+                                      name: options.name, console: console)
+        // With --simulate, the other role: a central on the other adapter that connects, enables
+        // and subscribes (started once the service is advertised).
+        var simulatedCentral: AccelerometerCentral?
+        if let world {
+            do {
+                let other = adapter == "hci0" ? "hci1" : "hci0"
+                simulatedCentral = AccelerometerCentral(manager: CentralManager(adapter: other, connection: try world.connect()),
+                                                        console: console.background("simulated central (\(other)): "), periodMs: 100)
+            } catch {
+                console.error("cannot start the simulated central: \(error)")
+            }
+        }
+        let central = simulatedCentral
+        SignalTrap.shared.onShutdown { [world] in
+            console.event("stopping", text: "stopping: unregistering the advertisement and the service")
+            await central?.stop()
+            await tag.shutdown()
+            world?.stop()
+        }
+        SignalTrap.shared.install()
+
+        do { _ = try await tag.start().value } catch {
+            if let failure = error as? ExampleFailure {
+                console.error(failure.description)
+                world?.stop()
+                return MissingBlueZ.exitCode
+            }
+            console.error("cannot serve the accelerometer: \(error)")
+            world?.stop()
+            return 1
+        }
+
+        if let central {
+            let counter = SampleCounter(limit: nil)
+            central.samples().onSuccess { _ in
+                let n = counter.next()
+                if n % 10 == 0 { central.console.event("received", text: "\(n) samples received") }
+            }
+        }
+        // Serve until SIGINT/SIGTERM: SignalTrap runs the cleanups and exits.
+        await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+        return 0
+    }
+}

@@ -1,0 +1,46 @@
+// PeripheralOptions: accelerometer-peripheral's command line (DESIGN §7).
+
+import Foundation
+
+/// The parsed command line of `accelerometer-peripheral`.
+struct PeripheralOptions {
+    static let usage = """
+        usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--json] [--simulate]
+
+          Serves a TI SensorTag accelerometer (service F000AA10-…): Data (read, notify), Enabled
+          (read, write; 0/1), UpdatePeriod (read, write; period ms = max(10, 10 × raw)). Advertises
+          NAME with the service UUID, notifies synthetic motion every period while enabled, and
+          prints what centrals do. Runs until SIGINT/SIGTERM, then unregisters and exits 0.
+            --adapter hciN    the adapter to serve on (default: the first powered one; hci1 with --simulate)
+            --name NAME       the advertised local name (default SensorTag)
+            --json            JSON lines on stdout; each sample sent is an {"event":"sent",…} line
+            --simulate        run against an in-process simulated bluetoothd on a private bus, with a
+                              simulated central on hci0 that connects, enables and subscribes
+
+          Exit status: 0 stopped by a signal, 1 failed, 2 no bluetoothd / no usable adapter, 64 bad arguments.
+        """
+
+    var adapter: String?
+    var name = "SensorTag"
+    var json = false
+    var simulate = false
+
+    /// Parses the arguments; `help` is true for `-h`/`--help`.
+    static func parse(_ arguments: [String]) throws(UsageError) -> (options: PeripheralOptions, help: Bool) {
+        var o = PeripheralOptions()
+        var args = Arguments(arguments)
+        while let a = args.next() {
+            switch a {
+            case "--adapter": o.adapter = try args.adapter(for: a)
+            case "--name":
+                o.name = try args.value(for: a)
+                guard !o.name.isEmpty, o.name.utf8.count <= 29 else { throw UsageError("--name needs 1 to 29 bytes (it must fit the advertisement)") }
+            case "--json": o.json = true
+            case "--simulate": o.simulate = true
+            case "-h", "--help": return (o, true)
+            default: throw UsageError("unknown argument \(a)")
+            }
+        }
+        return (o, false)
+    }
+}

@@ -1,0 +1,164 @@
+// ScannerCommand: central-scanner's two modes, with or without --simulate.
+
+import BlueCapKit
+import DBus
+import Foundation
+import Futures
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum ScannerCommand {
+    /// Runs the program; returns the exit status.
+    static func run(_ arguments: [String]) async -> Int32 {
+        let options: ScannerOptions
+        do {
+            let (parsed, help) = try ScannerOptions.parse(arguments)
+            if help {
+                print(ScannerOptions.usage)
+                return 0
+            }
+            options = parsed
+        } catch {
+            FileHandle.standardError.write(Data("central-scanner: \(error)\n\(ScannerOptions.usage)\n".utf8))
+            return UsageError.exitCode
+        }
+        let console = Console(program: "central-scanner", json: options.json)
+
+        // The bus: the system bus, or a private one with a simulated bluetoothd.
+        var world: SimulatedWorld?
+        var sensorTag: SensorTagPeripheral?
+        let connection: Connection
+        var adapter = options.adapter
+        if options.simulate {
+            do {
+                let w = try await SimulatedWorld.start(neighbours: !options.accelerometer)
+                world = w
+                connection = try w.connect()
+                adapter = adapter ?? "hci0"
+                let other = adapter == "hci1" ? "hci0" : "hci1"
+                let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: other, connection: try w.connect()),
+                                              name: "SensorTag", console: console.background("simulated SensorTag (\(other)): "))
+                sensorTag = tag
+                console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)), ("peripheralAdapter", .string(other))],
+                              text: "simulating: private bus \(w.address), central on \(adapter!), SensorTag on \(other)")
+                _ = try await tag.start().value
+            } catch {
+                console.error("cannot start the simulation: \(error)")
+                world?.stop()
+                return 1
+            }
+        } else {
+            do { connection = try await Preflight.systemBus() } catch {
+                console.error(error.description)
+                return MissingBlueZ.exitCode
+            }
+        }
+
+        let manager = CentralManager(adapter: adapter, connection: connection)
+        let cleanup: @Sendable () async -> Void = { [world, sensorTag] in
+            manager.reset()
+            await sensorTag?.shutdown()
+            world?.stop()
+        }
+
+        // Without --simulate: a clear message when no adapter is usable.
+        if !options.simulate {
+            do { _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value } catch {
+                console.error(ExampleFailure.adapter(manager.state, adapter: adapter).description)
+                await cleanup()
+                return MissingBlueZ.exitCode
+            }
+        }
+
+        let status: Int32
+        if options.accelerometer {
+            status = await accelerometer(manager, options, console, cleanup: cleanup)
+        } else {
+            status = await scan(manager, options, console, cleanup: cleanup)
+        }
+        await cleanup()
+        return status
+    }
+
+    // MARK: - Scan mode
+
+    static func scan(_ manager: CentralManager, _ options: ScannerOptions, _ console: Console,
+                     cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
+        let view = ScanView(console: console)
+        SignalTrap.shared.onShutdown {
+            _ = view.finish()
+            await cleanup()
+        }
+        SignalTrap.shared.install()
+        do { _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value } catch {
+            console.error(ExampleFailure.adapter(manager.state, adapter: options.adapter).description)
+            return MissingBlueZ.exitCode
+        }
+        if !view.live {
+            console.event("scanning", [("adapter", .optional(manager.adapter)), ("services", .array(options.services.map { .string($0.uuidString) }))],
+                          text: "scanning on \(manager.adapter ?? "?")" + (options.services.isEmpty ? "" : " for \(options.services.map(\.description).joined(separator: ", "))"))
+        }
+        view.start()
+        let prefix = options.namePrefix
+        let scan = manager.startScanning(forServiceUUIDs: options.services.isEmpty ? nil : options.services,
+                                         timeout: options.duration, options: ScanOptions(allowDuplicates: true))
+        scan.onSuccess { peripheral in
+            if let prefix, !(peripheral.name ?? "").hasPrefix(prefix) { return }
+            let ad = peripheral.advertisement
+            view.update(ScanRow(address: peripheral.address, name: peripheral.name ?? ad.localName, rssi: peripheral.rssi,
+                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now))
+        }
+        let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
+            let once = Promise<(any Error)?>()
+            scan.onFailure { once.success($0) }
+            scan.onFinish { once.success(nil) }
+            once.future.onSuccess { c.resume(returning: $0) }
+        }
+        let count = view.finish()
+        if let failure {
+            console.error("scan failed: \(failure)")
+            return 1
+        }
+        console.event("done", [("devices", .integer(count))], text: "scan finished: \(count) device\(count == 1 ? "" : "s")")
+        return 0
+    }
+
+    // MARK: - Accelerometer mode
+
+    static func accelerometer(_ manager: CentralManager, _ options: ScannerOptions, _ console: Console,
+                              cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
+        let central = AccelerometerCentral(manager: manager, console: console, periodMs: options.periodMs)
+        SignalTrap.shared.onShutdown {
+            await central.stop()
+            await cleanup()
+        }
+        SignalTrap.shared.install()
+        let done = Promise<Int32>()
+        let counter = SampleCounter(limit: options.samples)
+        let samples = central.samples()
+        samples.onSuccess { sample in
+            let n = counter.next()
+            guard n > 0 else { return }
+            console.event("sample", [("x", .number(sample.x)), ("y", .number(sample.y)), ("z", .number(sample.z))],
+                          text: "sample \(n): x \(grams(sample.x)) g  y \(grams(sample.y)) g  z \(grams(sample.z)) g", result: true)
+            if n == options.samples { done.success(0) }
+        }
+        samples.onFailure { error in
+            if error is AccelerometerCentral.GaveUp {
+                console.error("\(error)")
+                done.success(1)
+            } else if let e = error as? PeripheralError, e.operation.hasPrefix("Peripheral.connect") {
+                console.event("error", [("message", .string(e.description))], text: "connect failed: \(e)")
+                central.connectFailed(e)
+            } else {
+                console.event("error", [("message", .string("\(error)"))], text: "\(error)")
+            }
+        }
+        samples.onFinish { done.success(1) }
+        let status = (try? await done.future.value) ?? 1
+        await central.stop()
+        return status
+    }
+}

@@ -1,0 +1,72 @@
+// ScannerOptions: central-scanner's command line (DESIGN §7; scripts and tests drive it).
+
+import BlueCapKit
+import Foundation
+
+/// The parsed command line of `central-scanner`.
+struct ScannerOptions {
+    static let usage = """
+        usage: central-scanner [--adapter hciN] [--service UUID]... [--name-prefix P] [--duration S] [--json] [--simulate]
+               central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
+
+          Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
+          line with --json ({"event":"discovered","address":…,"name":…,"rssi":…,"uuids":[…],
+          "manufacturerData":{"<id>":"<hex>"}}).
+            --service UUID      only devices advertising this service (repeatable)
+            --name-prefix P     only devices whose name starts with P
+            --duration S        scan S seconds, then exit 0 (default: until Ctrl-C)
+
+          Accelerometer mode: find a TI SensorTag accelerometer (service F000AA10-…), connect,
+          enable it, set its period and print its samples in g ({"event":"sample","x":…,"y":…,"z":…}).
+            --samples N         exit 0 after N samples (default: run until Ctrl-C)
+            --period-ms M       update period to ask for, 10…2550 ms (default 100)
+
+          Both:
+            --adapter hciN      the adapter to use (default: the first powered one; hci0 with --simulate)
+            --json              JSON lines on stdout (progress events included)
+            --simulate          run against an in-process simulated bluetoothd on a private bus, with
+                                a simulated SensorTag (this program's peripheral role) on hci1
+
+          Exit status: 0 done, 1 failed, 2 no bluetoothd / no usable adapter, 64 bad arguments.
+        """
+
+    var adapter: String?
+    var services: [BLEUUID] = []
+    var namePrefix: String?
+    var duration: Duration?
+    var json = false
+    var simulate = false
+    var accelerometer = false
+    var samples: Int?
+    var periodMs = 100
+
+    /// Parses the arguments; `help` is true for `-h`/`--help`.
+    static func parse(_ arguments: [String]) throws(UsageError) -> (options: ScannerOptions, help: Bool) {
+        var o = ScannerOptions()
+        var args = Arguments(arguments)
+        var scanOnly: [String] = []
+        var accelerometerOnly: [String] = []
+        while let a = args.next() {
+            switch a {
+            case "--adapter": o.adapter = try args.adapter(for: a)
+            case "--service":
+                let text = try args.value(for: a)
+                guard let uuid = BLEUUID(string: text) else { throw UsageError("--service needs a UUID (180D or 128-bit), not \(text)") }
+                o.services.append(uuid)
+                scanOnly.append(a)
+            case "--name-prefix": o.namePrefix = try args.value(for: a); scanOnly.append(a)
+            case "--duration": o.duration = try args.seconds(for: a); scanOnly.append(a)
+            case "--json": o.json = true
+            case "--simulate": o.simulate = true
+            case "--accelerometer": o.accelerometer = true
+            case "--samples": o.samples = try args.integer(for: a, in: 1...1_000_000); accelerometerOnly.append(a)
+            case "--period-ms": o.periodMs = try args.integer(for: a, in: 10...2550); accelerometerOnly.append(a)
+            case "-h", "--help": return (o, true)
+            default: throw UsageError("unknown argument \(a)")
+            }
+        }
+        if o.accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
+        if !o.accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
+        return (o, false)
+    }
+}

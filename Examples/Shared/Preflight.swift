@@ -1,0 +1,37 @@
+// Preflight: before using the system bus, say clearly what is missing (exit code 2).
+
+import DBus
+import Foundation
+
+/// The system bus is unusable for BlueZ: printed as one line, exit code 2.
+struct MissingBlueZ: Error, CustomStringConvertible {
+    static let exitCode: Int32 = 2
+    let description: String
+}
+
+enum Preflight {
+    /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set) and checks that
+    /// `org.bluez` has an owner (`org.freedesktop.DBus.NameHasOwner`).
+    static func systemBus() async throws(MissingBlueZ) -> Connection {
+        let connection: Connection
+        do {
+            connection = try Connection(.system)
+        } catch {
+            throw MissingBlueZ(description: "cannot connect to the system bus (\(error)) — is dbus running? Or try --simulate")
+        }
+        let reply: Message
+        do {
+            reply = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                              interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                                              arguments: [.string("org.bluez")], timeout: .seconds(5))
+        } catch {
+            connection.close()
+            throw MissingBlueZ(description: "the system bus did not answer (\(error)) — is dbus running? Or try --simulate")
+        }
+        guard reply.body.first == .bool(true) else {
+            connection.close()
+            throw MissingBlueZ(description: "no org.bluez on the system bus — is bluetoothd running? (systemctl start bluetooth) Or try --simulate")
+        }
+        return connection
+    }
+}

@@ -1,0 +1,19 @@
+// SampleCounter: numbers samples up to an optional limit.
+
+import Synchronization
+
+/// Counts samples up to an optional limit (later ones are dropped).
+final class SampleCounter: Sendable {
+    private let count = Mutex(0)
+    let limit: Int?
+    init(limit: Int?) { self.limit = limit }
+
+    /// The sample's number (1, 2, …), or 0 past the limit.
+    func next() -> Int {
+        count.withLock { c in
+            if let limit, c >= limit { return 0 }
+            c += 1
+            return c
+        }
+    }
+}

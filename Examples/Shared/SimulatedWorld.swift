@@ -1,0 +1,52 @@
+// SimulatedWorld: `--simulate` — a private dbus-daemon and a BlueZSimulator with two linked
+// adapters, in this process, so the examples run on a machine without Bluetooth.
+
+import BlueZSimulator
+import DBus
+import Foundation
+
+/// A private bus with a simulated bluetoothd on it: hci0 and hci1 hear each other through the
+/// simulator's virtual radio (what hci1 registers — GATT application, advertisement — hci0
+/// discovers and connects to). ``stop()`` tears both down; it is idempotent.
+final class SimulatedWorld: Sendable {
+    /// The private dbus-daemon.
+    let daemon: BusDaemon
+    /// The simulated bluetoothd.
+    let simulator: BlueZSimulator
+
+    private init(daemon: BusDaemon, simulator: BlueZSimulator) {
+        self.daemon = daemon
+        self.simulator = simulator
+    }
+
+    /// Starts the daemon and the simulator (two adapters), plus `neighbours` extra simulated
+    /// devices in range so a scan has something besides the example's own peripheral.
+    static func start(neighbours: Bool) async throws -> SimulatedWorld {
+        let daemon = try BusDaemon()
+        do {
+            let simulator = try await BlueZSimulator.start(busAddress: daemon.address, adapters: 2)
+            if neighbours {
+                simulator.add(SimulatedPeripheral.spec(address: "C0:FF:EE:00:00:01").name("Heart Rate Strap").rssi(-71)
+                    .advertising(uuids: ["0000180d-0000-1000-8000-00805f9b34fb"]))
+                simulator.add(SimulatedPeripheral.spec(address: "C0:FF:EE:00:00:02").rssi(-88)
+                    .manufacturerData(id: 0x0059, data: Data([0x01, 0x02, 0x03, 0x04])))
+            }
+            return SimulatedWorld(daemon: daemon, simulator: simulator)
+        } catch {
+            daemon.stop()
+            throw error
+        }
+    }
+
+    /// The bus address.
+    var address: String { daemon.address }
+
+    /// A new connection to the private bus (one per role, as two processes would have).
+    func connect() throws -> Connection { try Connection(address: daemon.address) }
+
+    /// Stops the simulator, then the daemon.
+    func stop() {
+        simulator.stop()
+        daemon.stop()
+    }
+}
