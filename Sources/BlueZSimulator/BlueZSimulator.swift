@@ -1,1 +1,0 @@
-// BlueZSimulator: a simulated bluetoothd.

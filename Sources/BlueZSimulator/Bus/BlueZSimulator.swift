@@ -1,0 +1,240 @@
+// BlueZSimulator: a simulated bluetoothd owning `org.bluez` on a D-Bus bus.
+
+import DBus
+import Dispatch
+import Foundation
+
+// MARK: - BlueZSimulator
+
+/// A simulated bluetoothd: owns `org.bluez` on a (private) bus and answers BlueZ's D-Bus API
+/// (Adapter1, Device1, GATT, GattManager1, LEAdvertisingManager1, ObjectManager, Properties) as
+/// bluetoothd does, so any BlueZ client works against it. Peripherals are spec'd in Swift
+/// (`SimulatedPeripheral`) or JSON (`Scenario`); adapters see each other through a virtual radio.
+/// Faults can be injected from Swift or over D-Bus (`org.bluecap.Simulator1` at
+/// `/org/bluecap/simulator`).
+///
+/// `@unchecked Sendable`: all mutable state is confined to `queue`; public methods hop onto it.
+public final class BlueZSimulator: @unchecked Sendable {
+    /// The well-known name served.
+    public static let busName = "org.bluez"
+    /// The control object's path and interface.
+    public static let controlPath = "/org/bluecap/simulator"
+    /// The control interface.
+    public static let controlInterface = "org.bluecap.Simulator1"
+
+    /// The queue every model operation runs on.
+    public let queue: DispatchQueue
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    let core: SimulatorCore
+    /// The bus address.
+    public let busAddress: String
+    let adapterCount: Int
+    var connection: Connection
+    var tree: ExportedTree!
+    var faults = FaultPlan()
+    /// Responders held by the no-reply fault (bounded; released after `noReplyHold`).
+    var held: [(responder: Responder, work: ScheduledWork)] = []
+    /// How long a never-answered call is held before it is dropped.
+    public var noReplyHold: Duration = .seconds(30)
+    var nameWatch: SignalSubscription?
+    var appSignals: [String: SignalSubscription] = [:]
+    var bridgeBox: SimulatorBridge!
+    var stopped = false
+
+    /// Connects to `busAddress`, publishes `adapters` adapters and takes `org.bluez`.
+    /// Throws when the bus is unreachable or the name is already owned.
+    public static func start(busAddress: String, adapters: Int = 2) async throws -> BlueZSimulator {
+        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters)
+        try await sim.takeName()
+        return sim
+    }
+
+    private init(busAddress: String, adapters: Int) throws {
+        let queue = DispatchQueue(label: "bluez-sim")
+        self.queue = queue
+        self.busAddress = busAddress
+        self.adapterCount = adapters
+        self.core = SimulatorCore(scheduler: DispatchScheduler(queue: queue), queue: queue)
+        self.connection = try Connection(address: busAddress)
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+        bridgeBox = SimulatorBridge(simulator: self)
+        queue.sync {
+            core.bridge = bridgeBox
+            bringUp()
+            core.start(adapters: adapters)
+        }
+    }
+
+    /// Builds the exported tree on the current connection (queue).
+    func bringUp() {
+        let tree = ExportedTree(connection: connection, methods: { [unowned self] in self.methods($0, $1) },
+                                setter: { [unowned self] in self.propertySetter($0, $1, $2) })
+        self.tree = tree
+        core.setSink { [unowned self] event in self.tree.apply(event, store: self.core.store) }
+        try? tree.exportStatic("/", [objectManagerInterface()])
+        try? tree.exportStatic(Self.controlPath, [controlInterface()])
+        nameWatch = connection.subscribe(rule: MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                         member: "NameOwnerChanged")) { [weak self] m in
+            guard m.body.count == 3, case .string(let name) = m.body[0], case .string(let new) = m.body[2],
+                  name.hasPrefix(":"), new.isEmpty else { return }
+            guard let self else { return }
+            self.queue.async { self.clientLeft(name) }
+        }
+    }
+
+    func takeName() async throws {
+        let reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
+        guard reply == .primaryOwner || reply == .alreadyOwner else {
+            throw BlueZErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: "\(Self.busName) is already owned on \(busAddress)")
+        }
+    }
+
+    /// The unique name of the connection owning `org.bluez` (changes on `restart()`).
+    public var uniqueName: String { sync { _ in connection.uniqueName } }
+
+    /// Releases the name, unexports everything and closes the connection. Idempotent.
+    public func stop() {
+        sync { _ in
+            guard !stopped else { return }
+            stopped = true
+            core.stopRSSIStorm()
+            releaseHeld()
+            nameWatch?.cancel()
+            appSignals.values.forEach { $0.cancel() }
+            appSignals.removeAll()
+            tree.clear()
+            connection.close()
+        }
+    }
+
+    deinit { connection.close() }
+
+    // MARK: Executor
+
+    /// Runs `body` with the model on the simulator's queue and returns its result (inline when
+    /// already on the queue). Use it for anything not covered by the methods below.
+    public func sync<T>(_ body: (SimulatorCore) throws -> T) rethrows -> T {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) { return try body(core) }
+        return try queue.sync { try body(core) }
+    }
+
+    func clientLeft(_ name: String) {
+        core.clientVanished(name)
+        appSignals.removeValue(forKey: name)?.cancel()
+    }
+
+    func releaseHeld() {
+        for h in held { h.work.cancel() }
+        held.removeAll()  // responders answer Failed as they go; their callers have long timed out
+    }
+}
+
+// MARK: - Swift API
+
+extension BlueZSimulator {
+    /// Puts a peripheral in range of `adapters` (nil: all).
+    public func add(_ peripheral: SimulatedPeripheral, inRangeOf adapters: Set<Int>? = nil) {
+        sync { $0.addPeripheral(peripheral, inRangeOf: adapters) }
+    }
+
+    /// Adds every peripheral of a scenario.
+    public func load(_ scenario: Scenario) {
+        sync { core in for p in scenario.peripherals {
+            if let spec = try? p.peripheral { core.addPeripheral(spec, inRangeOf: p.adapters.map(Set.init)) }
+        } }
+    }
+
+    /// Removes a peripheral (its links drop).
+    public func removePeripheral(_ address: String) { sync { $0.removePeripheral(address.uppercased()) } }
+
+    /// Changes a peripheral (RSSI, name, advertising data…); scanning adapters see the report.
+    public func updatePeripheral(_ address: String, _ change: @escaping (inout SimulatedPeripheral) -> Void) {
+        sync { $0.updatePeripheral(address.uppercased(), change) }
+    }
+
+    /// Moves a peripheral in or out of range of adapters (nil: all; empty: none).
+    public func setRange(_ address: String, adapters: Set<Int>?) { sync { $0.setRange(address.uppercased(), adapters: adapters) } }
+
+    /// The peripheral notifies `value` on characteristic `uuid`; returns the centrals reached.
+    @discardableResult
+    public func notify(peripheral address: String, characteristic uuid: String, value: Data) -> Int {
+        sync { $0.notify(peripheral: address.uppercased(), characteristic: uuid, value: value) }
+    }
+
+    /// The stored value of a peripheral's characteristic (what the last write left).
+    public func value(peripheral address: String, characteristic uuid: String) -> Data? {
+        sync { $0.peripheralValue(address.uppercased(), characteristic: uuid) }
+    }
+
+    /// Fault: `count` notifications as fast as possible (value i = 4 little-endian bytes of i
+    /// unless `value` is given). Returns deliveries made and the time taken on the simulator.
+    public func burst(peripheral address: String, characteristic uuid: String, count: Int,
+                      value: (@Sendable (Int) -> [UInt8])? = nil) -> (delivered: Int, duration: Duration) {
+        sync { core in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let make = value ?? { i in withUnsafeBytes(of: UInt32(truncatingIfNeeded: i).littleEndian, Array.init) }
+            let n = core.burst(peripheral: address.uppercased(), characteristic: uuid, count: count, value: make)
+            return (n, clock.now - start)
+        }
+    }
+
+    /// Adds a method fault (delay, error reply, no reply).
+    public func inject(_ fault: MethodFault) { sync { _ in faults.add(fault) } }
+
+    /// Removes every method fault.
+    public func clearFaults() { sync { _ in faults.clear() } }
+
+    /// Fault: the remote drops the link of the device at `path`.
+    public func dropLink(device path: String) { sync { $0.dropLink(device: path) } }
+
+    /// Fault: powers adapter `index` off or on.
+    public func setPowered(adapter index: Int, _ on: Bool) { sync { $0.setPowered(index, on) } }
+
+    /// Fault: unplugs adapter `index`.
+    public func removeAdapter(_ index: Int) { sync { $0.removeAdapter(index) } }
+
+    /// Fault: plugs in a new adapter; returns its index.
+    @discardableResult
+    public func addAdapter() -> Int { sync { $0.addAdapter() } }
+
+    /// Fault: ServicesResolved=true is published `delay` BEFORE the GATT objects (nil: BlueZ order).
+    public func setServicesResolvedEarly(_ delay: Duration?) { sync { $0.servicesResolvedEarly = delay } }
+
+    /// Fault: `devices` devices each changing RSSI `hz` times a second (one timer, batched).
+    public func startRSSIStorm(devices: Int, hz: Double, adapters: Set<Int>? = nil) {
+        sync { $0.startRSSIStorm(devices: devices, hz: hz, adapters: adapters) }
+    }
+
+    /// Stops the RSSI storm.
+    public func stopRSSIStorm() { sync { $0.stopRSSIStorm() } }
+
+    /// The adapters' object paths.
+    public var adapterPaths: [String] { sync { $0.adapterIndexes.map(BlueZPath.adapter) } }
+
+    /// The address of adapter `index`.
+    public func adapterAddress(_ index: Int) -> String? { sync { $0.adapterAddress(index) } }
+
+    /// Fault: bluetoothd restarts. The name is released (NameOwnerChanged to ""), then retaken by
+    /// a NEW connection (new unique name) with fresh adapters; devices are forgotten.
+    public func restart() async throws {
+        let count = adapterCount
+        sync { core in
+            releaseHeld()
+            nameWatch?.cancel()
+            appSignals.values.forEach { $0.cancel() }
+            appSignals.removeAll()
+            tree.clear()
+            connection.close()
+            core.restart(adapters: 0)
+        }
+        let fresh = try Connection(address: busAddress)
+        sync { core in
+            connection = fresh
+            core.setSink { _ in }
+            bringUp()
+            core.restart(adapters: count)
+        }
+        try await takeName()
+    }
+}

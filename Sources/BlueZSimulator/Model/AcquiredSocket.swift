@@ -1,0 +1,67 @@
+// AcquiredSocket: the SOCK_SEQPACKET pair behind AcquireNotify/AcquireWrite.
+
+import Dispatch
+import Glibc
+
+// MARK: - AcquiredSocket
+
+/// The simulator's end of a socketpair handed to a client by AcquireNotify/AcquireWrite.
+/// One datagram per notification (or per written value). When the client closes its end the
+/// read source sees EOF and `onClose` runs on the simulator's queue.
+final class AcquiredSocket {
+    let fd: Int32
+    private var source: DispatchSourceRead?
+    private var closed = false
+
+    /// Creates the pair; returns the simulator's socket and the client's fd (owned by the caller).
+    static func make(queue: DispatchQueue, onDatagram: @escaping ([UInt8]) -> Void,
+                     onClose: @escaping () -> Void) throws(BlueZErrorReply) -> (AcquiredSocket, Int32) {
+        var fds: [Int32] = [0, 0]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
+            throw .failed(String(cString: strerror(errno)))
+        }
+        let socket = AcquiredSocket(fd: fds[0])
+        let source = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: queue)
+        source.setEventHandler { [weak socket] in
+            guard let socket, !socket.closed else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = recv(socket.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n > 0 {
+                onDatagram(Array(buffer[..<n]))
+            } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
+                socket.close()
+                onClose()
+            }
+        }
+        let fd = fds[0]
+        source.setCancelHandler { _ = Glibc.close(fd) }
+        source.resume()
+        socket.source = source
+        return (socket, fds[1])
+    }
+
+    private init(fd: Int32) { self.fd = fd }
+
+    /// Sends one datagram without blocking; false when the client is not reading fast enough
+    /// (the datagram is dropped, as a full ATT socket would) or is gone.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        guard !closed else { return false }
+        return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Closes the simulator's end (the client sees HUP).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let source {
+            source.cancel()  // the cancel handler closes the fd once the source lets go of it
+        } else {
+            _ = Glibc.close(fd)
+        }
+        source = nil
+    }
+
+    deinit { close() }
+}

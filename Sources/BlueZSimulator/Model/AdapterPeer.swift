@@ -1,0 +1,142 @@
+// AdapterPeer: the virtual radio. An adapter with a registered advertisement and GATT
+// application, seen from the other adapters as a remote peripheral.
+
+// MARK: - AdapterPeer
+
+/// The peripheral side of the virtual radio: adapter `index` advertising what clients registered
+/// with LEAdvertisingManager1 and serving what they registered with GattManager1. ATT operations
+/// from a central are forwarded to the application's objects through the `ApplicationBridge`.
+// Confined to the simulator's queue (see SimulatorCore); `@unchecked Sendable` only so scheduled
+// closures running on that same queue may capture it.
+final class AdapterPeer: RemotePeer, @unchecked Sendable {
+    let index: Int
+    unowned let core: SimulatorCore
+    private(set) var database = GattDatabase(layout: [])
+    /// Value handle → app owner + object path (characteristics), and descriptor handle likewise.
+    private var sources: [UInt16: (owner: String, path: String)] = [:]
+    /// Value handles with at least one subscribed central, and how many.
+    private var subscribers: [UInt16: Int] = [:]
+
+    init(index: Int, core: SimulatorCore) {
+        self.index = index
+        self.core = core
+    }
+
+    private var adapter: AdapterState? { core.adapters[index] }
+
+    var address: String { adapter?.address ?? "" }
+    var mtu: UInt16 { core.maximumMTU }
+    var connectionDelay: Duration { .milliseconds(2) }
+    var discoveryDelay: Duration { .milliseconds(2) }
+
+    var advertisement: AdvertisementSnapshot? {
+        guard let a = adapter, a.powered,
+              let (_, ad) = a.advertisements.sorted(by: { ($0.key.owner, $0.key.path) < ($1.key.owner, $1.key.path) }).last
+        else { return nil }
+        let includesName = ad.includes.contains("local-name")
+        return AdvertisementSnapshot(
+            address: a.address, addressType: "public", name: ad.localName ?? (includesName ? (a.alias ?? a.systemName) : nil),
+            rssi: -45, txPower: ad.includes.contains("tx-power") ? (ad.txPower ?? 0) : ad.txPower,
+            uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, serviceData: ad.serviceData,
+            appearance: ad.appearance, connectable: ad.type == "peripheral")
+    }
+
+    /// Rebuilds the database from the adapter's applications (handles in registration-path order).
+    func applicationsChanged() {
+        guard let a = adapter else { return }
+        let apps = a.applications.values.sorted { ($0.owner, $0.root) < ($1.owner, $1.root) }
+        database = GattDatabase(layout: apps.flatMap(\.layout))
+        sources.removeAll()
+        let owners = Dictionary(apps.flatMap { app in
+            (app.services + app.characteristics + app.descriptors).map { ($0.path, app.owner) }
+        }, uniquingKeysWith: { a, _ in a })
+        for s in database.services {
+            for c in s.characteristics {
+                if let p = c.source, let o = owners[p] { sources[c.valueHandle] = (o, p) }
+                for d in c.descriptors { if let p = d.source, let o = owners[p] { sources[d.handle] = (o, p) } }
+            }
+        }
+    }
+
+    /// Re-reports the advertisement to every scanning adapter.
+    func advertisingChanged() {
+        for a in core.adapters.values where a.index != index { core.report(self, to: a) }
+    }
+
+    /// The value handle served by application object `path` of `owner`.
+    func valueHandle(owner: String, path: String) -> UInt16? {
+        sources.first { $0.value.owner == owner && $0.value.path == path }?.key
+    }
+
+    // MARK: ATT forwarding
+
+    private func options(_ central: CentralContext, offset: Int, type: String?) -> ServerRequestOptions {
+        ServerRequestOptions(device: BlueZPath.device(adapter: index, address: central.address), link: "LE",
+                             mtu: central.mtu, offset: UInt16(clamping: offset), type: type)
+    }
+
+    private func route(_ target: AttributeTarget) -> (owner: String, path: String, interface: String)? {
+        switch target {
+        case .characteristic(let vh): sources[vh].map { ($0.owner, $0.path, "org.bluez.GattCharacteristic1") }
+        case .descriptor(let h): sources[h].map { ($0.owner, $0.path, "org.bluez.GattDescriptor1") }
+        }
+    }
+
+    func read(_ target: AttributeTarget, offset: Int, central: CentralContext,
+              _ done: @escaping (Result<[UInt8], ATTError>) -> Void) {
+        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikely)) }
+        let queue = core.queue
+        let reply = UncheckedBox(done)
+        bridge.readValue(owner: owner, path: path, interface: iface, options: options(central, offset: offset, type: nil)) { result in
+            queue.async { reply.value(result.mapError { ATTError.fromApplication($0, permissionError: .readNotPermitted) }) }
+        }
+    }
+
+    func write(_ target: AttributeTarget, value: [UInt8], offset: Int, type: String, central: CentralContext,
+               _ done: @escaping (Result<Void, ATTError>) -> Void) {
+        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikely)) }
+        let queue = core.queue
+        let reply = UncheckedBox(done)
+        bridge.writeValue(owner: owner, path: path, interface: iface, value: value,
+                          options: options(central, offset: offset, type: type)) { result in
+            queue.async { reply.value(result.mapError { ATTError.fromApplication($0, permissionError: .writeNotPermitted) }) }
+        }
+    }
+
+    func subscriptionChanged(valueHandle: UInt16, enabled: Bool, central: CentralContext) {
+        guard let (owner, path) = sources[valueHandle] else { return }
+        let before = subscribers[valueHandle, default: 0]
+        let after = max(0, before + (enabled ? 1 : -1))
+        subscribers[valueHandle] = after
+        if (before == 0) != (after == 0) { core.bridge?.setNotifying(owner: owner, path: path, enabled: after > 0) }
+    }
+
+    /// The central's Device1 under this adapter: created on connect, Connected follows the link.
+    func connectionChanged(central: CentralContext, connected: Bool) {
+        guard let a = adapter else { return }
+        let device: DeviceState
+        if let existing = a.devices[central.address] {
+            device = existing
+        } else {
+            device = DeviceState(adapter: index, address: central.address)
+            device.isCentralMirror = true
+            a.devices[central.address] = device
+            core.store.add(device.path, ["org.bluez.Device1": core.deviceProperties(device, ad: nil, adapter: a)])
+        }
+        device.link = connected ? .connected : .disconnected
+        core.store.set(device.path, "org.bluez.Device1", "Connected", .bool(connected))
+        if !connected {
+            for (vh, n) in subscribers where n > 0 {
+                if let (owner, path) = sources[vh] { core.bridge?.setNotifying(owner: owner, path: path, enabled: false) }
+            }
+            subscribers.removeAll()
+        }
+    }
+}
+
+/// Carries a non-Sendable completion across the bridge back to the simulator's queue, where it
+/// alone is called (the queue is the executor that makes this safe).
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,173 @@
+// SimulatedPeripheral: a remote LE peripheral described in Swift, fluent, for the simulator.
+
+import Foundation
+
+// MARK: - SimulatedPeripheral
+
+/// A simulated remote peripheral: what it advertises, its GATT database and its firmware.
+///
+/// ```swift
+/// let tag = SimulatedPeripheral.spec(address: "C0:FF:EE:00:00:01")
+///     .name("SensorTag").rssi(-52)
+///     .advertising(uuids: ["F000AA10-0451-4000-B000-000000000000"])
+///     .manufacturerData(id: 0x000D, data: Data([1, 2]))
+///     .service("F000AA10-0451-4000-B000-000000000000") {
+///         $0.characteristic("F000AA11-0451-4000-B000-000000000000", flags: [.read, .notify], value: Data([0, 0, 64]))
+///         $0.characteristic("F000AA12-0451-4000-B000-000000000000", flags: [.read, .write], value: Data([0]))
+///     }
+///     .firmware(PeripheralFirmware(onWrite: { request, value in .success(()) }))
+/// ```
+public struct SimulatedPeripheral: Sendable {
+    /// "public" or "random" (Device1.AddressType).
+    public enum AddressType: String, Sendable, Codable { case `public`, random }
+
+    /// The device address, upper case.
+    public var address: String
+    /// Device1.AddressType.
+    public var addressType: AddressType = .public
+    /// The advertised local name (Device1.Name), if any.
+    public var name: String?
+    /// The received signal strength in dBm (Device1.RSSI).
+    public var rssi: Int16 = -60
+    /// Advertised TX power (Device1.TxPower), if any.
+    public var txPower: Int16?
+    /// Advertised service UUIDs (Device1.UUIDs before services are resolved).
+    public var advertisedUUIDs: [String] = []
+    /// Manufacturer data by company id (Device1.ManufacturerData).
+    public var manufacturerData: [UInt16: Data] = [:]
+    /// Service data by UUID (Device1.ServiceData).
+    public var serviceData: [String: Data] = [:]
+    /// Appearance (Device1.Appearance), if advertised.
+    public var appearance: UInt16?
+    /// Whether Connect can succeed.
+    public var connectable = true
+    /// The ATT MTU the peripheral negotiates (GattCharacteristic1.MTU, AcquireNotify's mtu).
+    public var mtu: UInt16 = 517
+    /// Time from Connect to Connected=true.
+    public var connectionDelay: Duration = .milliseconds(2)
+    /// Time from Connected=true to ServicesResolved=true (service discovery).
+    public var discoveryDelay: Duration = .milliseconds(2)
+    /// The GATT database, in handle order.
+    public var services: [SimulatedService] = []
+    /// Answers reads and writes; the default stores values.
+    public var firmware = PeripheralFirmware()
+
+    /// A peripheral with `address` (trapping on a malformed one) and nothing else.
+    public static func spec(address: String) -> SimulatedPeripheral {
+        guard let a = BluetoothAddress.normalize(address) else { preconditionFailure("bad address \(address)") }
+        return SimulatedPeripheral(address: a)
+    }
+
+    // MARK: Fluent setters
+
+    /// Sets the advertised local name.
+    public func name(_ name: String?) -> Self { with { $0.name = name } }
+    /// Sets the RSSI.
+    public func rssi(_ rssi: Int16) -> Self { with { $0.rssi = rssi } }
+    /// Sets the advertised TX power.
+    public func txPower(_ p: Int16?) -> Self { with { $0.txPower = p } }
+    /// Sets the address type.
+    public func addressType(_ t: AddressType) -> Self { with { $0.addressType = t } }
+    /// Sets the advertised service UUIDs.
+    public func advertising(uuids: [String]) -> Self {
+        with { $0.advertisedUUIDs = uuids.map(BluetoothUUID.literal) }
+    }
+    /// Adds manufacturer data for company `id`.
+    public func manufacturerData(id: UInt16, data: Data) -> Self { with { $0.manufacturerData[id] = data } }
+    /// Adds service data for `uuid`.
+    public func serviceData(uuid: String, data: Data) -> Self {
+        with { $0.serviceData[BluetoothUUID.literal(uuid)] = data }
+    }
+    /// Sets the appearance.
+    public func appearance(_ a: UInt16?) -> Self { with { $0.appearance = a } }
+    /// Makes the peripheral (non-)connectable.
+    public func connectable(_ c: Bool) -> Self { with { $0.connectable = c } }
+    /// Sets the negotiated MTU.
+    public func mtu(_ m: UInt16) -> Self { with { $0.mtu = m } }
+    /// Sets the connection and service discovery delays.
+    public func delays(connection: Duration, discovery: Duration) -> Self {
+        with { $0.connectionDelay = connection; $0.discoveryDelay = discovery }
+    }
+    /// Adds a service, built by `build`.
+    public func service(_ uuid: String, primary: Bool = true, _ build: (inout SimulatedService) -> Void = { _ in }) -> Self {
+        var service = SimulatedService(uuid: BluetoothUUID.literal(uuid), primary: primary)
+        build(&service)
+        return with { $0.services.append(service) }
+    }
+    /// Sets the firmware.
+    public func firmware(_ f: PeripheralFirmware) -> Self { with { $0.firmware = f } }
+
+    private func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
+
+// MARK: - SimulatedService
+
+/// A GATT service of a simulated peripheral.
+public struct SimulatedService: Sendable {
+    /// 128-bit UUID, lower case.
+    public var uuid: String
+    /// GattService1.Primary.
+    public var primary: Bool
+    /// The characteristics, in handle order.
+    public var characteristics: [SimulatedCharacteristic] = []
+
+    /// Adds a characteristic; `build` may add descriptors. A CCC descriptor (0x2902) is added
+    /// automatically for notify/indicate characteristics, as every real peripheral has one.
+    public mutating func characteristic(
+        _ uuid: String, flags: [CharacteristicFlag], value: Data = Data(),
+        _ build: (inout SimulatedCharacteristic) -> Void = { _ in }
+    ) {
+        var c = SimulatedCharacteristic(uuid: BluetoothUUID.literal(uuid), flags: flags, value: value)
+        build(&c)
+        characteristics.append(c)
+    }
+}
+
+// MARK: - SimulatedCharacteristic
+
+/// A GATT characteristic of a simulated peripheral.
+public struct SimulatedCharacteristic: Sendable {
+    /// 128-bit UUID, lower case.
+    public var uuid: String
+    /// GattCharacteristic1.Flags.
+    public var flags: [CharacteristicFlag]
+    /// The initial value.
+    public var value: Data
+    /// The descriptors (without the automatic CCC).
+    public var descriptors: [SimulatedDescriptor] = []
+
+    /// Adds a descriptor.
+    public mutating func descriptor(_ uuid: String, flags: [String] = ["read"], value: Data = Data()) {
+        descriptors.append(SimulatedDescriptor(uuid: BluetoothUUID.literal(uuid), flags: flags, value: value))
+    }
+}
+
+/// A GATT descriptor of a simulated peripheral.
+public struct SimulatedDescriptor: Sendable {
+    /// 128-bit UUID, lower case.
+    public var uuid: String
+    /// GattDescriptor1.Flags.
+    public var flags: [String]
+    /// The initial value.
+    public var value: Data
+}
+
+// MARK: - CharacteristicFlag
+
+/// GattCharacteristic1.Flags values.
+public enum CharacteristicFlag: String, Sendable, Codable, CaseIterable {
+    case broadcast, read, write, notify, indicate, authorize
+    case writeWithoutResponse = "write-without-response"
+    case authenticatedSignedWrites = "authenticated-signed-writes"
+    case extendedProperties = "extended-properties"
+    case reliableWrite = "reliable-write"
+    case writableAuxiliaries = "writable-auxiliaries"
+    case encryptRead = "encrypt-read"
+    case encryptWrite = "encrypt-write"
+    case encryptAuthenticatedRead = "encrypt-authenticated-read"
+    case encryptAuthenticatedWrite = "encrypt-authenticated-write"
+}

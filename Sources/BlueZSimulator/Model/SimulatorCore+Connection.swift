@@ -1,0 +1,226 @@
+// SimulatorCore+Connection: Device1.Connect/Disconnect, the link state machine, GATT export.
+
+// MARK: - Connection
+
+extension SimulatorCore {
+    func device(at path: String) -> DeviceState? {
+        // dev path: /org/bluez/hciN/dev_XX...; at most one dictionary probe per adapter.
+        for a in adapters.values {
+            guard path.hasPrefix(a.path + "/dev_") else { continue }
+            let tail = path.dropFirst(a.path.count + 5)
+            return a.devices[tail.split(separator: "_").joined(separator: ":")]
+        }
+        return nil
+    }
+
+    /// Whether `device`'s peer can be reached now (in range, advertising connectable, powered).
+    func reachable(_ device: DeviceState) -> RemotePeer? {
+        guard let a = adapters[device.adapter], a.powered, let peer = device.peer else { return nil }
+        guard peersInRange(of: a).contains(where: { $0 === peer }), let ad = peer.advertisement, ad.connectable else { return nil }
+        return peer
+    }
+
+    /// `Device1.Connect()`. Replies when the link is up (Connected=true already signalled), before
+    /// service discovery; then GATT objects are published and ServicesResolved turns true.
+    public func connect(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        guard let device = device(at: path), let a = adapters[device.adapter] else { return done(.failure(.doesNotExist)) }
+        guard a.powered else { return done(.failure(.notReady)) }
+        switch device.link {
+        case .connected: return done(.success(()))
+        case .connecting, .disconnecting: return done(.failure(.inProgress))
+        case .disconnected: break
+        }
+        device.temporaryWork?.cancel()
+        device.link = .connecting
+        device.pendingConnects.append(done)
+        guard let peer = reachable(device) else {
+            device.connectWork = scheduler.schedule(after: connectFailureDelay) { [weak self, weak device] in
+                guard let self, let device, device.link == .connecting else { return }
+                device.link = .disconnected
+                self.finishConnect(device, .failure(.failed("le-connection-abort-by-local")))
+            }
+            return
+        }
+        device.connectWork = scheduler.schedule(after: peer.connectionDelay) { [weak self, weak device] in
+            guard let self, let device, device.link == .connecting else { return }
+            self.linkUp(device, peer: peer)
+        }
+    }
+
+    private func finishConnect(_ device: DeviceState, _ result: Result<Void, BlueZErrorReply>) {
+        let waiting = device.pendingConnects
+        device.pendingConnects.removeAll()
+        for reply in waiting { reply(result) }
+    }
+
+    func central(for device: DeviceState) -> CentralContext {
+        CentralContext(adapter: device.adapter, address: adapters[device.adapter]?.address ?? "",
+                       mtu: min(maximumMTU, device.peer?.mtu ?? 23))
+    }
+
+    private func linkUp(_ device: DeviceState, peer: RemotePeer) {
+        device.link = .connected
+        store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
+        finishConnect(device, .success(()))
+        peer.connectionChanged(central: central(for: device), connected: true)
+        if let early = servicesResolvedEarly {
+            setServicesResolved(device, true)
+            device.connectWork = scheduler.schedule(after: early) { [weak self, weak device] in
+                guard let self, let device, device.link == .connected else { return }
+                self.publishGatt(device)
+            }
+        } else {
+            device.connectWork = scheduler.schedule(after: peer.discoveryDelay) { [weak self, weak device] in
+                guard let self, let device, device.link == .connected else { return }
+                self.publishGatt(device)
+                self.setServicesResolved(device, true)
+            }
+        }
+    }
+
+    func setServicesResolved(_ device: DeviceState, _ on: Bool) {
+        device.servicesResolved = on
+        store.set(device.path, "org.bluez.Device1", "ServicesResolved", .bool(on))
+    }
+
+    /// `Device1.Disconnect()`: ServicesResolved=false, GATT objects removed, Connected=false, reply.
+    /// A pending Connect fails with "br-connection-canceled" as in bluetoothd.
+    public func disconnect(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
+        switch device.link {
+        case .disconnected, .disconnecting:
+            done(.success(()))
+        case .connecting:
+            device.connectWork?.cancel()
+            device.link = .disconnected
+            finishConnect(device, .failure(.failed("br-connection-canceled")))
+            done(.success(()))
+        case .connected:
+            linkLost(device, reason: nil)
+            done(.success(()))
+        }
+    }
+
+    /// The link went down (local Disconnect, remote drop, power off): bluetoothd's order.
+    func linkLost(_ device: DeviceState, reason: BlueZErrorReply?) {
+        device.connectWork?.cancel()
+        if device.link == .connecting {
+            device.link = .disconnected
+            finishConnect(device, .failure(reason ?? .failed("le-connection-abort-by-local")))
+            return
+        }
+        guard device.link == .connected else { return }
+        device.link = .disconnecting
+        if device.servicesResolved { setServicesResolved(device, false) }
+        let peer = device.peer
+        let ctx = central(for: device)
+        for handle in device.notifySessions.keys.sorted() where !(device.notifySessions[handle]?.isEmpty ?? true) {
+            peer?.subscriptionChanged(valueHandle: handle, enabled: false, central: ctx)
+        }
+        unpublishGatt(device)
+        device.link = .disconnected
+        store.set(device.path, "org.bluez.Device1", "Connected", .bool(false))
+        peer?.connectionChanged(central: ctx, connected: false)
+    }
+
+    /// Fault: the remote drops the link (supervision timeout): BlueZ order, no caller to answer.
+    public func dropLink(device path: String) {
+        guard let device = device(at: path) else { return }
+        linkLost(device, reason: .failed("le-connection-abort-by-remote"))
+    }
+
+    /// The device object paths on `adapter` (sorted).
+    public func devicePaths(adapter index: Int) -> [String] {
+        adapters[index]?.devices.values.map(\.path).sorted() ?? []
+    }
+
+    // MARK: GATT objects
+
+    /// Publishes the peer's database: each service, then its characteristics and descriptors,
+    /// in handle order (one InterfacesAdded each); Device1.UUIDs becomes the service UUIDs.
+    func publishGatt(_ device: DeviceState) {
+        guard device.gattPaths.isEmpty, let db = device.peer?.database else { return }
+        let mtu = central(for: device).mtu
+        for s in db.services {
+            let sp = BlueZPath.service(device: device.path, handle: s.handle)
+            store.add(sp, ["org.bluez.GattService1": [
+                "UUID": .string(s.uuid), "Primary": .bool(s.primary), "Device": .objectPath(device.path),
+                "Includes": .objectPaths([]), "Handle": .uint16(s.handle),
+            ]])
+            gattIndex[sp] = (device, .service(s.handle))
+            device.gattPaths.append(sp)
+            for c in s.characteristics {
+                let cp = BlueZPath.characteristic(service: sp, handle: c.handle)
+                var props: [String: PropertyValue] = [
+                    "UUID": .string(c.uuid), "Service": .objectPath(sp), "Flags": .strings(c.flags),
+                    "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
+                ]
+                if c.canNotify {
+                    props["Notifying"] = .bool(false)
+                    props["NotifyAcquired"] = .bool(false)
+                }
+                if c.has(.writeWithoutResponse) { props["WriteAcquired"] = .bool(false) }
+                store.add(cp, ["org.bluez.GattCharacteristic1": props])
+                gattIndex[cp] = (device, .characteristic(valueHandle: c.valueHandle))
+                device.gattPaths.append(cp)
+                for d in c.descriptors {
+                    let dp = BlueZPath.descriptor(characteristic: cp, handle: d.handle)
+                    store.add(dp, ["org.bluez.GattDescriptor1": [
+                        "UUID": .string(d.uuid), "Characteristic": .objectPath(cp), "Handle": .uint16(d.handle),
+                    ]])
+                    gattIndex[dp] = (device, .descriptor(d.handle))
+                    device.gattPaths.append(dp)
+                }
+            }
+        }
+        store.set(device.path, "org.bluez.Device1", "UUIDs", .strings(Set(db.services.map(\.uuid)).sorted()))
+    }
+
+    /// Removes the GATT objects (descriptors, characteristics, services: deepest first),
+    /// ends notification sessions and closes acquired sockets.
+    func unpublishGatt(_ device: DeviceState) {
+        for socket in device.acquiredNotify.values { socket.close() }
+        for socket in device.acquiredWrite.values { socket.close() }
+        device.acquiredNotify.removeAll()
+        device.acquiredWrite.removeAll()
+        device.notifySessions.removeAll()
+        for path in device.gattPaths.reversed() {
+            gattIndex[path] = nil
+            store.remove(path)
+        }
+        device.gattPaths.removeAll()
+    }
+}
+
+// MARK: - Device properties
+
+extension SimulatorCore {
+    /// `Properties.Set` on Device1: Alias, Trusted, Blocked.
+    public func setDeviceProperty(_ path: String, _ name: String, _ value: PropertyValue) throws(BlueZErrorReply) {
+        guard let device = device(at: path) else { throw .doesNotExist }
+        switch (name, value) {
+        case ("Alias", .string(let alias)):
+            let fallback = store.property(path, "org.bluez.Device1", "Name")?.stringValue
+                ?? device.address.split(separator: ":").joined(separator: "-")
+            store.set(path, "org.bluez.Device1", "Alias", .string(alias.isEmpty ? fallback : alias))
+        case ("Trusted", .bool(let on)):
+            store.set(path, "org.bluez.Device1", "Trusted", .bool(on))
+        case ("Blocked", .bool(let on)):
+            if on, device.link != .disconnected { linkLost(device, reason: nil) }
+            store.set(path, "org.bluez.Device1", "Blocked", .bool(on))
+        default:
+            throw .invalidArguments
+        }
+    }
+
+    /// `Device1.Pair()`: LE Just Works; Paired and Bonded turn true. Needs a connection or a reachable peer.
+    public func pair(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
+        if store.property(path, "org.bluez.Device1", "Paired") == .bool(true) { return done(.failure(.alreadyExists)) }
+        guard device.link == .connected || reachable(device) != nil else {
+            return done(.failure(.failed("Page Timeout")))
+        }
+        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+        done(.success(()))
+    }
+}

@@ -1,0 +1,141 @@
+// SimulatorCore+World: simulated peripherals in range of adapters, their notifications, and the
+// radio faults (notification bursts, scan storms).
+
+import Foundation
+
+// MARK: - Simulated peripherals
+
+extension SimulatorCore {
+    /// Puts a spec'd peripheral in range of `adapters` (nil: all); scanning adapters see it at once.
+    public func addPeripheral(_ spec: SimulatedPeripheral, inRangeOf range: Set<Int>? = nil) {
+        removePeripheral(spec.address)
+        let peer = PeripheralPeer(spec: spec)
+        peripherals[spec.address] = (peer, range)
+        reportEverywhere(peer, range: range)
+    }
+
+    /// Takes a peripheral out of the world (connected links drop; device objects remain as in BlueZ).
+    public func removePeripheral(_ address: String) {
+        guard let (peer, _) = peripherals.removeValue(forKey: address) else { return }
+        for a in adapters.values {
+            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+                linkLost(d, reason: .failed("le-connection-abort-by-remote"))
+            }
+        }
+    }
+
+    /// Changes a peripheral (RSSI, name, advertised data…); scanning adapters get a report.
+    public func updatePeripheral(_ address: String, _ change: (inout SimulatedPeripheral) -> Void) {
+        guard let (peer, range) = peripherals[address] else { return }
+        peer.update(change)
+        reportEverywhere(peer, range: range)
+    }
+
+    /// Moves a peripheral in or out of range; out of range drops its links.
+    public func setRange(_ address: String, adapters range: Set<Int>?) {
+        guard let (peer, _) = peripherals[address] else { return }
+        peripherals[address] = (peer, range)
+        for a in self.adapters.values where !(range?.contains(a.index) ?? true) {
+            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+                linkLost(d, reason: .failed("le-connection-abort-by-remote"))
+            }
+        }
+        reportEverywhere(peer, range: range)
+    }
+
+    /// The stored value of a peripheral's characteristic.
+    public func peripheralValue(_ address: String, characteristic uuid: String) -> Data? {
+        guard let peer = peripherals[address]?.peer, let u = BluetoothUUID.normalize(uuid),
+              let c = peer.database.characteristic(uuid: u) else { return nil }
+        return Data(peer.value(handle: c.valueHandle))
+    }
+
+    /// The peripheral notifies `value` on characteristic `uuid`; returns how many centrals got it.
+    @discardableResult
+    public func notify(peripheral address: String, characteristic uuid: String, value: Data) -> Int {
+        guard let peer = peripherals[address]?.peer, let u = BluetoothUUID.normalize(uuid),
+              let c = peer.database.characteristic(uuid: u) else { return 0 }
+        let bytes = [UInt8](value)
+        peer.setValue(bytes, handle: c.valueHandle)
+        return deliverNotification(from: peer, valueHandle: c.valueHandle, value: bytes)
+    }
+
+    // MARK: Faults: bursts and storms
+
+    /// Fault: `count` notifications on one characteristic as fast as possible (value i is
+    /// `value(i)`). Targets are resolved once; returns the number of deliveries made.
+    @discardableResult
+    public func burst(peripheral address: String, characteristic uuid: String, count: Int,
+                      value: (Int) -> [UInt8]) -> Int {
+        guard let peer = peripherals[address]?.peer, let u = BluetoothUUID.normalize(uuid),
+              let c = peer.database.characteristic(uuid: u) else { return 0 }
+        var sockets: [AcquiredSocket] = []
+        var paths: [String] = []
+        for a in adapters.values {
+            guard let d = a.devices[address], d.peer === peer, d.link == .connected else { continue }
+            if let s = d.acquiredNotify[c.valueHandle] { sockets.append(s) }
+            else if !(d.notifySessions[c.valueHandle]?.isEmpty ?? true), let p = characteristicPath(d, c.valueHandle) { paths.append(p) }
+        }
+        var delivered = 0
+        for i in 0..<count {
+            let bytes = value(i)
+            for s in sockets where s.send(bytes) { delivered += 1 }
+            for p in paths {
+                store.set(p, "org.bluez.GattCharacteristic1", "Value", .bytes(bytes), force: true)
+                delivered += 1
+            }
+        }
+        if count > 0 { peer.setValue(value(count - 1), handle: c.valueHandle) }
+        return delivered
+    }
+
+    /// Fault: `devices` peripherals (random-static addresses) in range of `adapters`, each changing
+    /// RSSI `hz` times a second — one timer, one batch per tick. Replaces any running storm.
+    public func startRSSIStorm(devices: Int, hz: Double, adapters range: Set<Int>? = nil) {
+        stopRSSIStorm()
+        for n in 0..<devices {
+            let spec = SimulatedPeripheral.spec(address: BluetoothAddress.storm(n)).addressType(.random)
+                .name("storm-\(n)").rssi(-50 - Int16(n % 40))
+            peripherals[spec.address] = (PeripheralPeer(spec: spec), range)
+        }
+        for n in 0..<devices { if let p = peripherals[BluetoothAddress.storm(n)] { reportEverywhere(p.peer, range: range) } }
+        let interval = Duration.nanoseconds(Int64(1e9 / max(hz, 0.001)))
+        storm = scheduler.repeating(every: interval) { [weak self] in
+            guard let self else { return }
+            self.stormTick += 1
+            let swing: Int16 = self.stormTick % 2 == 0 ? 0 : -10
+            for n in 0..<devices {
+                guard let (peer, r) = self.peripherals[BluetoothAddress.storm(n)] else { continue }
+                peer.update { $0.rssi = -50 - Int16(n % 40) + swing }
+                self.reportEverywhere(peer, range: r)
+            }
+        }
+    }
+
+    /// Stops the storm timer (the storm's devices stay in range).
+    public func stopRSSIStorm() {
+        storm?.cancel()
+        storm = nil
+    }
+
+    // MARK: Restart
+
+    /// bluetoothd restarts: everything is forgotten (no signals: the bus sees the name owner go),
+    /// then `/org/bluez` and `adapters` fresh adapters are published again. Peripherals stay.
+    public func restart(adapters count: Int) {
+        stopRSSIStorm()
+        for a in adapters.values {
+            for d in a.devices.values {
+                d.connectWork?.cancel()
+                d.temporaryWork?.cancel()
+                for s in d.acquiredNotify.values { s.close() }
+                for s in d.acquiredWrite.values { s.close() }
+            }
+        }
+        adapters.removeAll()
+        adapterPeers.removeAll()
+        gattIndex.removeAll()
+        store.reset()
+        start(adapters: count)
+    }
+}

@@ -1,0 +1,173 @@
+// FaultBusTests: every injected fault, from Swift and over org.bluecap.Simulator1.
+
+import BlueZSimulator
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Faults over D-Bus", .serialized, .timeLimit(.minutes(1)))
+struct FaultBusTests {
+    let hci0 = "/org/bluez/hci0"
+    let address = "C0:FF:EE:00:00:01"
+
+    @Test("a delay fault holds the reply for the given time, for the given number of calls")
+    func delayFault() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery", action: .delay(.milliseconds(300)), count: 1))
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+        #expect(clock.now - t0 >= .milliseconds(300))
+        let t1 = clock.now
+        try await h.call(hci0, "org.bluez.Adapter1", "StopDiscovery")
+        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+        #expect(clock.now - t1 < .milliseconds(300))
+    }
+
+    @Test("an error fault replies with the BlueZ error N times; set over org.bluecap.Simulator1")
+    func errorFaultOverDBus() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        try await h.call(BlueZSimulator.controlPath, BlueZSimulator.controlInterface, "InjectFault", [
+            .string("org.bluez.Device1.Connect"), .string(device), .string("error"),
+            .string("org.bluez.Error.Failed"), .string("le-connection-abort-by-remote"), .uint32(0), .int32(2),
+        ])
+        for _ in 0..<2 {
+            #expect(await h.error(device, "org.bluez.Device1", "Connect")
+                    == DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-remote"))
+        }
+        try await h.connect(device)
+    }
+
+    @Test("a no-reply fault leaves the caller to time out")
+    func noReplyFault() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery", action: .noReply, count: 1))
+        do {
+            try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery", timeout: .milliseconds(300))
+            Issue.record("the call was answered")
+        } catch {
+            #expect(error == .timeout(after: .milliseconds(300)) || error.remoteName == "org.freedesktop.DBus.Error.NoReply")
+        }
+        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+    }
+
+    @Test("drop link: ServicesResolved=false, GATT objects removed, Connected=false")
+    func dropLink() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        try await h.connect(device)
+        let before = h.signals.items.count
+        try await h.call(BlueZSimulator.controlPath, BlueZSimulator.controlInterface, "DropLink", [.objectPath(try ObjectPath(device))])
+        try await h.waitSignal("Connected false") { isChanged($0, device, "Connected", .bool(false)) }
+        let after = Array(h.signals.items[before...])
+        let a = try #require(after.firstIndex { isChanged($0, device, "ServicesResolved", .bool(false)) })
+        let b = try #require(after.firstIndex { isRemoved($0, device + "/service0001") })
+        let c = try #require(after.firstIndex { isChanged($0, device, "Connected", .bool(false)) })
+        #expect(a < b && b < c)
+    }
+
+    @Test("power off: devices disconnect, Discovering=false, Powered=false; calls then answer NotReady")
+    func powerCycle() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        try await h.connect(device)
+        h.simulator.setPowered(adapter: 0, false)
+        try await h.waitSignal("Powered false") { isChanged($0, "/org/bluez/hci0", "Powered", .bool(false)) }
+        #expect(h.signals.items.contains { isChanged($0, device, "Connected", .bool(false)) })
+        #expect(h.signals.items.contains { isChanged($0, "/org/bluez/hci0", "Discovering", .bool(false)) })
+        #expect(await h.error(hci0, "org.bluez.Adapter1", "StartDiscovery")?.name == "org.bluez.Error.NotReady")
+        try await h.call(hci0, "org.freedesktop.DBus.Properties", "Set", [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(true))])
+        try await h.waitSignal("Powered true") { isChanged($0, "/org/bluez/hci0", "Powered", .bool(true)) }
+        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+    }
+
+    @Test("removing and adding an adapter: InterfacesRemoved of its devices and hciN, then InterfacesAdded")
+    func adapterUnplug() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        h.simulator.removeAdapter(0)
+        try await h.waitSignal("hci0 removed") { isRemoved($0, "/org/bluez/hci0") }
+        #expect(h.signals.items.contains { isRemoved($0, device) })
+        #expect(try await h.managedObjects()["/org/bluez/hci0"] == nil)
+        #expect(h.simulator.addAdapter() == 0)
+        try await h.waitSignal("hci0 added") { isAdded($0, "/org/bluez/hci0") }
+    }
+
+    @Test("the ServicesResolved race: ServicesResolved=true arrives before the GATT objects")
+    func servicesResolvedEarly() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        h.simulator.setServicesResolvedEarly(.milliseconds(50))
+        try await h.call(device, "org.bluez.Device1", "Connect")
+        try await h.waitSignal("service") { isAdded($0, device + "/service0001") }
+        let items = h.signals.items
+        let resolved = try #require(items.firstIndex { isChanged($0, device, "ServicesResolved", .bool(true)) })
+        let service = try #require(items.firstIndex { isAdded($0, device + "/service0001") })
+        #expect(resolved < service)
+    }
+
+    @Test("a scan storm of 100 devices at 20 Hz sends RSSI PropertiesChanged for every device")
+    func scanStorm() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        try await h.call(hci0, "org.bluez.Adapter1", "SetDiscoveryFilter", [.properties(["RSSI": .int16(-127)])])
+        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+        h.simulator.startRSSIStorm(devices: 100, hz: 20, adapters: [0])
+        let counter = Collector<Int>()
+        let sub = h.client.subscribe(rule: MatchRule(sender: h.simulator.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                                                     member: "PropertiesChanged", arg0: "org.bluez.Device1")) { m in
+            if changedProperties(m)?["RSSI"] != nil { counter.append(1) }
+        }
+        try await sub.established()
+        try await counter.wait(for: 400, timeout: .seconds(5))
+        h.simulator.stopRSSIStorm()
+        sub.cancel()
+    }
+
+    @Test("release and re-take org.bluez: NameOwnerChanged to \"\" then to a new unique name, state fresh")
+    func restart() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        let owners = Collector<String>()
+        let watch = h.client.watchNameOwner("org.bluez") { owners.append($0 ?? "") }
+        try await owners.wait(for: 1)
+        let first = h.simulator.uniqueName
+        try await h.simulator.restart()
+        let seen = try await owners.wait(for: 3)
+        #expect(seen[0] == first)
+        #expect(seen[1] == "")
+        #expect(seen[2] == h.simulator.uniqueName && seen[2] != first)
+        let objects = try await h.managedObjects()
+        #expect(objects["/org/bluez/hci0"] != nil)
+        #expect(objects[device] == nil)
+        watch.cancel()
+    }
+
+    @Test("a burst of 200,000 notifications is emitted at ≥ 100,000 values/s")
+    func notificationBurst() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        try await h.connect(device)
+        let hr = try await h.gattPath(device, "2A37")
+        try await h.call(hr, "org.bluez.GattCharacteristic1", "StartNotify")
+        let result = h.simulator.burst(peripheral: address, characteristic: "2A37", count: 200_000)
+        let seconds = Double(result.duration.components.seconds) + Double(result.duration.components.attoseconds) / 1e18
+        let rate = Double(result.delivered) / seconds
+        print("notification burst: \(result.delivered) values in \(result.duration) = \(Int(rate)) values/s")
+        #expect(result.delivered == 200_000)
+        #expect(rate >= 100_000)
+        // The last value reaches the client.
+        try await h.waitSignal(timeout: .seconds(30), "last value") { isChanged($0, hr, "Value", bytesValue([0x3f, 0x0d, 0x03, 0x00])) }
+    }
+}
