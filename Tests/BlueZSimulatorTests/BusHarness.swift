@@ -30,6 +30,9 @@ final class BusHarness: Sendable {
         try await subscription.established()
     }
 
+    /// Stops recording signals (for throughput measurements: the recorder is a slow consumer).
+    func stopRecording() { subscription.cancel() }
+
     func stop() {
         subscription.cancel()
         simulator.stop()

@@ -71,6 +71,15 @@ public final class BlueZSimulator: @unchecked Sendable {
                                 setter: { [unowned self] in self.propertySetter($0, $1, $2) })
         self.tree = tree
         core.setSink { [unowned self] event in self.tree.apply(event, store: self.core.store) }
+        core.store.silentSink = { [unowned self] path, interface, name, value in self.tree.resync(path, interface, name, value) }
+        let connection = self.connection
+        core.burstEmitter = { path in
+            guard let op = try? ObjectPath(path) else { return { _ in } }
+            return { bytes in
+                try? connection.emitPropertiesChanged(path: op, interface: "org.bluez.GattCharacteristic1",
+                                                      changed: ["Value": .array(element: .byte, bytes.map { .byte($0) })])
+            }
+        }
         try? tree.exportStatic("/", [objectManagerInterface()])
         try? tree.exportStatic(Self.controlPath, [controlInterface()])
         nameWatch = connection.subscribe(rule: MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",

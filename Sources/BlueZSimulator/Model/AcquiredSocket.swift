@@ -51,6 +51,19 @@ final class AcquiredSocket {
         return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// Sends one datagram, waiting up to `timeout` for room when the client's buffer is full
+    /// (used by bursts, which must not lose values). False when the client is gone or stuck.
+    @discardableResult
+    func sendWaiting(_ bytes: [UInt8], timeout: Duration = .seconds(1)) -> Bool {
+        while !closed {
+            if send(bytes) { return true }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { return false }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&p, 1, Int32(timeout.nanoseconds / 1_000_000)) > 0, p.revents & Int16(POLLOUT) != 0 else { return false }
+        }
+        return false
+    }
+
     /// Closes the simulator's end (the client sees HUP).
     func close() {
         guard !closed else { return }

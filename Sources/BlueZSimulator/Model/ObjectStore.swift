@@ -82,6 +82,16 @@ public final class ObjectStore {
         update(path, interface, [name: value], force: force)
     }
 
+    /// Stores a property without emitting anything (its signals were sent another way).
+    func setSilently(_ path: String, _ interface: String, _ name: String, _ value: PropertyValue) {
+        guard objects[path]?[interface] != nil else { return }
+        objects[path]?[interface]?[name] = value
+        silentSink?(path, interface, name, value)
+    }
+
+    /// Told about `setSilently` (the D-Bus face keeps its exported values in step).
+    var silentSink: ((String, String, String, PropertyValue) -> Void)?
+
     /// Forgets everything without emitting anything (a bluetoothd restart: the bus sees the name go).
     func reset() { objects.removeAll() }
 }

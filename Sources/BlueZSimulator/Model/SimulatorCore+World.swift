@@ -77,12 +77,26 @@ extension SimulatorCore {
             else if !(d.notifySessions[c.valueHandle]?.isEmpty ?? true), let p = characteristicPath(d, c.valueHandle) { paths.append(p) }
         }
         var delivered = 0
-        for i in 0..<count {
-            let bytes = value(i)
-            for s in sockets where s.send(bytes) { delivered += 1 }
-            for p in paths {
-                store.set(p, "org.bluez.GattCharacteristic1", "Value", .bytes(bytes), force: true)
-                delivered += 1
+        if let factory = burstEmitter {
+            // One signal per value straight to the bus; the stored Value is updated once at the end.
+            let emitters = paths.map(factory)
+            for i in 0..<count {
+                let bytes = value(i)
+                for s in sockets where s.sendWaiting(bytes) { delivered += 1 }
+                for emit in emitters { emit(bytes) }
+                delivered += emitters.count
+            }
+            if count > 0 {
+                for p in paths { store.setSilently(p, "org.bluez.GattCharacteristic1", "Value", .bytes(value(count - 1))) }
+            }
+        } else {
+            for i in 0..<count {
+                let bytes = value(i)
+                for s in sockets where s.sendWaiting(bytes) { delivered += 1 }
+                for p in paths {
+                    store.set(p, "org.bluez.GattCharacteristic1", "Value", .bytes(bytes), force: true)
+                    delivered += 1
+                }
             }
         }
         if count > 0 { peer.setValue(value(count - 1), handle: c.valueHandle) }

@@ -36,6 +36,9 @@ public final class SimulatorCore: @unchecked Sendable {
     public var maximumMTU: UInt16 = 517
     /// Advertising instances each adapter supports.
     public var supportedAdvertisingInstances: UInt8 = 5
+    /// Fast path for notification bursts: given a characteristic path, returns a function that
+    /// emits one Value PropertiesChanged (set by the D-Bus face; nil: through the store).
+    public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ScheduledWork?
     var stormTick = 0
 

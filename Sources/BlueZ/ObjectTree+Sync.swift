@@ -1,0 +1,156 @@
+// ObjectTree: applying signals, following the service's owner, (re)loading.
+import DBus
+
+extension ObjectTree {
+    // MARK: - Owner
+
+    /// The service's owner changed (owner thread).
+    func ownerChanged(_ owner: String?) {
+        var batch: [(ObjectTreeEvent, [Handler])] = []
+        let load: Int? = state.withLock { s in
+            let previous = s.status.owner
+            let wasKnown = s.status.ownerKnown
+            s.status.ownerKnown = true
+            if wasKnown && previous == owner { return nil }
+            s.generation += 1
+            if previous != nil || !s.objects.isEmpty {
+                // Children first, so observers of a device see its GATT objects go before it.
+                for path in s.objects.keys.sorted(by: >) {
+                    let event = ObjectTreeEvent.interfacesRemoved(path, s.objects[path]!.keys.sorted())
+                    s.objects.removeValue(forKey: path)
+                    batch.append((event, Self.observers(of: event, in: s)))
+                }
+            }
+            s.status.loaded = false
+            s.status.loadError = nil
+            if previous != nil || (!wasKnown && owner == nil) {
+                s.status.owner = nil
+                let gone = ObjectTreeEvent.ownerChanged(nil)
+                batch.append((gone, Self.observers(of: gone, in: s)))
+            }
+            s.status.owner = owner
+            guard owner != nil else { return nil }
+            s.status.everOwned = true
+            let event = ObjectTreeEvent.ownerChanged(owner)
+            batch.append((event, Self.observers(of: event, in: s)))
+            return s.generation
+        }
+        BlueZLog.debug("\(service) owner: \(owner ?? "none")")
+        deliver(batch)
+        if let generation = load { self.load(generation: generation) }
+    }
+
+    /// Sends `GetManagedObjects` for the owner of `generation`.
+    func load(generation: Int) {
+        connection.bluezCall(path: .root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects",
+                             timeout: loadTimeout) { [weak self] result in
+            self?.loaded(result, generation: generation)
+        }
+    }
+
+    private func loaded(_ result: Result<Message, BlueZError>, generation: Int) {
+        var batch: [(ObjectTreeEvent, [Handler])] = []
+        state.withLock { s in
+            guard s.generation == generation else { return }
+            switch result {
+            case .failure(let error):
+                s.status.loadError = error
+                let event = ObjectTreeEvent.loadFailed(error)
+                batch.append((event, Self.observers(of: event, in: s)))
+            case .success(let reply):
+                var snapshot: [ObjectPath: InterfaceProperties] = [:]
+                if case .dict(_, _, let entries)? = reply.body.first {
+                    for e in entries {
+                        guard case .objectPath(let path) = e.key, let ifaces = Self.interfaceMap(e.value) else { continue }
+                        snapshot[path] = ifaces
+                    }
+                } else {
+                    BlueZLog.debug("GetManagedObjects: unexpected reply \(reply.signature)")
+                }
+                // Parents first.
+                for path in snapshot.keys.sorted() {
+                    let ifaces = snapshot[path]!
+                    s.objects[path, default: [:]].merge(ifaces) { _, new in new }
+                    let event = ObjectTreeEvent.interfacesAdded(path, ifaces)
+                    batch.append((event, Self.observers(of: event, in: s)))
+                }
+                s.status.loaded = true
+                batch.append((.loaded, Self.observers(of: .loaded, in: s)))
+            }
+        }
+        deliver(batch)
+    }
+
+    // MARK: - Signals
+
+    /// One signal from the service (owner thread).
+    func received(_ m: Message) {
+        guard let event = Self.event(from: m) else {
+            BlueZLog.debug("ObjectTree: ignored \(m)")
+            return
+        }
+        var batch: [(ObjectTreeEvent, [Handler])] = []
+        state.withLock { s in
+            // Before the snapshot arrives, every signal is already reflected in it.
+            guard s.status.loaded, let owner = s.status.owner, m.sender == nil || m.sender == owner else { return }
+            switch event {
+            case .interfacesAdded(let path, let ifaces):
+                s.objects[path, default: [:]].merge(ifaces) { _, new in new }
+            case .interfacesRemoved(let path, let names):
+                guard s.objects[path] != nil else { return }
+                for n in names { s.objects[path]!.removeValue(forKey: n) }
+                if s.objects[path]!.isEmpty { s.objects.removeValue(forKey: path) }
+            case .propertiesChanged(let path, let interface, let changed, let invalidated):
+                guard s.objects[path]?[interface] != nil else { return }
+                s.objects[path]![interface]!.merge(changed) { _, new in new }
+                for n in invalidated { s.objects[path]![interface]!.removeValue(forKey: n) }
+            default:
+                return
+            }
+            batch.append((event, Self.observers(of: event, in: s)))
+        }
+        deliver(batch)
+    }
+
+    /// Decodes InterfacesAdded / InterfacesRemoved / PropertiesChanged; nil when malformed.
+    static func event(from m: Message) -> ObjectTreeEvent? {
+        switch (m.interface, m.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard m.body.count == 2, case .objectPath(let path) = m.body[0], let ifaces = interfaceMap(m.body[1]) else { return nil }
+            return .interfacesAdded(path, ifaces)
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            guard m.body.count == 2, case .objectPath(let path) = m.body[0],
+                  let names = try? [String](dbusValue: m.body[1]) else { return nil }
+            return .interfacesRemoved(path, names)
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard let path = m.path, m.body.count >= 2, case .string(let interface) = m.body[0],
+                  let changed = propertyMap(m.body[1]) else { return nil }
+            let invalidated = m.body.count > 2 ? ((try? [String](dbusValue: m.body[2])) ?? []) : []
+            return .propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+        default:
+            return nil
+        }
+    }
+
+    /// `a{sa{sv}}` → interfaces; nil when the outer shape is wrong.
+    static func interfaceMap(_ v: DBusValue) -> InterfaceProperties? {
+        guard case .dict(_, _, let entries) = v.unwrapped else { return nil }
+        var out: InterfaceProperties = [:]
+        for e in entries {
+            guard case .string(let name) = e.key, let props = propertyMap(e.value) else { continue }
+            out[name] = props
+        }
+        return out
+    }
+
+    /// `a{sv}` → properties with variants unwrapped.
+    static func propertyMap(_ v: DBusValue) -> [String: DBusValue]? {
+        guard case .dict(_, _, let entries) = v.unwrapped else { return nil }
+        var out: [String: DBusValue] = [:]
+        for e in entries {
+            guard case .string(let name) = e.key else { continue }
+            out[name] = e.value.unwrapped
+        }
+        return out
+    }
+}
