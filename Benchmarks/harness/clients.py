@@ -15,7 +15,8 @@ import time
 from simulator import process_cpu_seconds
 
 UUID_SERVICE = "0000fff0-0000-1000-8000-00805f9b34fb"
-UUID_CHAR = "0000fff1-0000-1000-8000-00805f9b34fb"
+UUID_CHAR = "0000fff1-0000-1000-8000-00805f9b34fb"  # read, notify: AcquireNotify and reads
+UUID_INDICATE = "0000fff2-0000-1000-8000-00805f9b34fb"  # read, indicate: StartNotify (PropertiesChanged)
 
 
 class Peers:
@@ -28,7 +29,7 @@ class Peers:
         self.python = python
         self.have_bluecap = False
 
-    def command(self, peer, workload, addresses, chars, count=0, inflight=1, seconds=0.0):
+    def command(self, peer, workload, addresses, chars, count=0, inflight=1, seconds=0.0, uuid=UUID_CHAR):
         """argv for `peer` doing `workload` ("notify", "acquire", "read", "scan")."""
         if peer.startswith("baseline"):
             argv = [self.baseline, workload]
@@ -40,13 +41,15 @@ class Peers:
             argv = [self.bench, "client", workload, "--variant", variant]
             for a in addresses:
                 argv += ["--address", a]
-            return argv + ["--service", UUID_SERVICE, "--uuid", UUID_CHAR, "--count", str(count),
+            return argv + ["--service", UUID_SERVICE, "--uuid", uuid, "--count", str(count),
                            "--inflight", str(inflight), "--seconds", str(seconds)]
         script = {"bleak": "peer_bleak.py", "simplepyble": "peer_simplepyble.py"}[peer]
         argv = [self.python, os.path.join(self.root, "Benchmarks", "peers", script), workload]
         for a in addresses:
             argv += ["--address", a]
-        return argv + ["--uuid", UUID_CHAR, "--count", str(count), "--inflight", str(inflight), "--seconds", str(seconds)]
+        if peer == "simplepyble" and uuid == UUID_INDICATE:
+            argv.append("--indicate")
+        return argv + ["--uuid", uuid, "--count", str(count), "--inflight", str(inflight), "--seconds", str(seconds)]
 
 
 class ClientFailed(Exception):

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from clients import ClientFailed, Peers, UUID_CHAR, run_client, stopped  # noqa: E402
+from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, run_client, stopped  # noqa: E402
 from machine import describe_machine, load_average  # noqa: E402
 from report import write_chart, write_markdown  # noqa: E402
 from simulator import Simulator  # noqa: E402
@@ -68,10 +68,12 @@ def attempt(samples, peer, body):
 
 # MARK: P1 notifications
 
-def p1(sim, peers, chars, runs, count, names):
+def p1(sim, peers, chars, indicate_chars, runs, count, names):
+    """StartNotify peers use the indicate-only characteristic FFF2 (so that BlueCapKit, which
+    prefers AcquireNotify on "notify" characteristics, takes the PropertiesChanged path like the
+    others); the acquire variants use FFF1."""
     result = {}
     for label, devices in (("one characteristic", DEVICES[:1]), ("10 characteristics of 10 devices", DEVICES)):
-        paths = [chars[d] for d in devices]
         per = count // len(devices)
         samples = {}
         variants = [p for p in names if not (p.endswith("acquire") and len(devices) > 1)]
@@ -82,9 +84,12 @@ def p1(sim, peers, chars, runs, count, names):
                 workload = "acquire" if acquire else "notify"
                 delivered = []
 
+                target = "FFF1" if acquire else "FFF2"
+                paths = [(chars if acquire else indicate_chars)[d] for d in devices]
+
                 def burst():
                     for d in devices:
-                        delivered.append(sim.control("Burst", "ssu", [d, "FFF1", per])[0])
+                        delivered.append(sim.control("Burst", "ssu", [d, target, per])[0])
 
                 def on_ready(pid):
                     if acquire:
@@ -93,13 +98,14 @@ def p1(sim, peers, chars, runs, count, names):
                         stopped(pid, burst)
 
                 def body():
-                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices) if not acquire else per)
+                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices),
+                                         uuid=UUID_CHAR if acquire else UUID_INDICATE)
                     r = run_client(argv, sim.address, on_ready, timeout=600)
                     n = r["count"]
                     r["delivered"] = sum(delivered)
                     r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
                     r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
-                    if not acquire and n != per * len(devices):
+                    if n != per * len(devices):
                         raise ClientFailed(f"received {n} of {per * len(devices)}")
                     log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
                         f"{r['cpu_us'] or 0:6.2f} us CPU each")
@@ -272,8 +278,9 @@ def main():
         try:
             paths = sim.setup(DEVICES, UUID_CHAR)
             chars = dict(zip(DEVICES, paths))
+            indicate_chars = dict(zip(DEVICES, sim.setup(DEVICES, UUID_INDICATE)))
             if "p1" in workloads:
-                results["workloads"]["p1"] = p1(sim, peers, chars, args.runs, args.notify_count, peer_list("notify"))
+                results["workloads"]["p1"] = p1(sim, peers, chars, indicate_chars, args.runs, args.notify_count, peer_list("notify"))
             if "p2" in workloads:
                 results["workloads"]["p2"] = p2(sim, peers, chars, args.runs, args.reads, peer_list("read"))
         finally:

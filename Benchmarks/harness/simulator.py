@@ -44,6 +44,7 @@ class Simulator:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.changed = None
+        self.discovering = False
         self.bus = self._run(self._connect())
 
     # MARK: plumbing
@@ -97,10 +98,18 @@ class Simulator:
         return objects
 
     async def _setup(self, addresses, char_uuid):
+        if not self.discovering:
+            await self._start_discovery()
+        paths = [device_path(a) for a in addresses]
+        return await self._find(paths, char_uuid)
+
+    async def _start_discovery(self):
+        self.discovering = True
         await self._call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
                          ["type='signal',sender='org.bluez'"])
         await self._call(BLUEZ, "/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-        paths = [device_path(a) for a in addresses]
+
+    async def _find(self, paths, char_uuid):
 
         async def all_present():
             objects = await self._objects()

@@ -77,7 +77,7 @@ def notify(args):
             done.set()
 
     for p in peripherals:
-        p.notify(args.service, args.uuid, on_value)
+        (p.indicate if args.indicate else p.notify)(args.service, args.uuid, on_value)
     emit("ready")
     done.wait()
     return {"count": state["count"], "seconds": state["last"] - state["first"], "checksum": state["sum"]}
@@ -135,6 +135,7 @@ def main():
     p.add_argument("--uuid", default="0000fff1-0000-1000-8000-00805f9b34fb")
     p.add_argument("--count", type=int, default=1000)
     p.add_argument("--inflight", type=int, default=1)
+    p.add_argument("--indicate", action="store_true", help="the characteristic indicates (SimpleBLE's indicate)")
     p.add_argument("--seconds", type=float, default=10)
     args = p.parse_args()
     result = {"notify": notify, "read": read, "scan": scan}[args.workload](args)

@@ -2,6 +2,10 @@
 //
 //   bluecap-bench ping [count]   sequential org.freedesktop.DBus.Peer.Ping calls/s through the
 //                                DBus module vs. the same loop written directly on libdbus.
+//   bluecap-bench futures [--runs N]
+//                                Futures micro-benchmark (FuturesBench.swift).
+//   bluecap-bench client <workload> --variant futurestream|async|acquire ...
+//                                the BlueCapKit peer of Benchmarks/harness (Client.swift).
 import CDBus
 import DBus
 import Foundation
@@ -77,7 +81,17 @@ case "ping":
         FileHandle.standardError.write(Data("bluecap-bench ping: \(error)\n".utf8))
         exit(1)
     }
+case "futures":
+    let rest = Array(args.dropFirst())
+    let runs = rest.firstIndex(of: "--runs").flatMap { rest.indices.contains($0 + 1) ? Int(rest[$0 + 1]) : nil } ?? 7
+    await runFuturesBench(runs: runs)
+case "client":
+    do { try await runClient(args.dropFirst()) } catch {
+        FileHandle.standardError.write(Data("bluecap-bench client: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
 default:
-    print("usage: bluecap-bench ping [count]")
+    print("usage: bluecap-bench ping [count] | futures [--runs N] | client <workload> --variant V [options]")
     exit(args.isEmpty ? 0 : 2)
 }
