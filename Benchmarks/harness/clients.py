@@ -56,8 +56,10 @@ class ClientFailed(Exception):
     pass
 
 
-def run_client(argv, bus_address, on_ready=None, timeout=300.0):
+def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=None):
     """Starts one client, calls `on_ready(pid)` once it is set up, waits for its result.
+    `while_starting()` is called every 200 ms until the client is ready (for peers that must see
+    the devices advertise before they can use them).
 
     Returns the client's result dict plus "cpu_s" (CPU after ready) and "maxrss_kb".
     """
@@ -71,16 +73,27 @@ def run_client(argv, bus_address, on_ready=None, timeout=300.0):
     drain.start()
     result = None
     cpu_ready = None
+    is_ready = threading.Event()
+    if while_starting:
+        def nudge():
+            while not is_ready.wait(0.2):
+                try:
+                    while_starting()
+                except Exception:
+                    pass
+        threading.Thread(target=nudge, daemon=True).start()
     try:
         for line in proc.stdout:
             line = line.strip()
             if line == "ready":
+                is_ready.set()
                 cpu_ready = process_cpu_seconds(proc.pid)
                 if on_ready:
                     on_ready(proc.pid)
             elif line.startswith("result "):
                 result = json.loads(line[len("result "):])
     finally:
+        is_ready.set()
         if result is None:
             _kill(proc)  # never poll(): it would reap the child before wait4 gets its rusage
         _, status, usage = os.wait4(proc.pid, 0)
