@@ -6,6 +6,8 @@
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
 #   make tsan      the unit and bus tiers under ThreadSanitizer
 #   make asan      the unit and bus tiers under AddressSanitizer
+#   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
+#                  BENCH_ARGS=--quick for a short run
 #
 # Every target installs the Debian packages it needs when they are absent, so a fresh
 # machine needs nothing but Swift and this repository.
@@ -16,7 +18,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps test test-bus test-vm tsan asan demo clean
+.PHONY: all build deps test test-bus test-vm tsan asan demo bench clean
 
 all: build
 
@@ -48,6 +50,22 @@ asan: deps
 
 demo: deps
 	$(SWIFT) run -c release central-scanner --accelerometer --simulate --samples 20
+
+## bench: release build, C baseline, peers in a venv (PyPI), then every workload.
+BENCH_VENV := .build/bench-venv
+BENCH_PY := $(BENCH_VENV)/bin/python
+BENCH_ARGS ?=
+
+bench: deps
+	@Scripts/apt-ensure gcc libdbus-1-dev python3-venv
+	$(SWIFT) build -c release --product bluez-sim
+	$(SWIFT) build -c release --product bluecap-bench
+	@mkdir -p .build/bench
+	gcc -O2 -Wall -Wextra -o .build/bench/baseline Benchmarks/baseline/baseline.c $$(pkg-config --cflags --libs dbus-1)
+	@test -x $(BENCH_PY) || /usr/bin/python3 -m venv $(BENCH_VENV)
+	@$(BENCH_PY) -c "import bleak, simplepyble, matplotlib" 2>/dev/null || \
+		$(BENCH_VENV)/bin/pip install -q bleak simplepyble matplotlib
+	$(BENCH_PY) Benchmarks/harness/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

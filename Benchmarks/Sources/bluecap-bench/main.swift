@@ -2,11 +2,14 @@
 //
 //   bluecap-bench ping [count]   sequential org.freedesktop.DBus.Peer.Ping calls/s through the
 //                                DBus module vs. the same loop written directly on libdbus.
-//   bluecap-bench futures [runs] Futures micro-benchmark (ns per operation, min / median / max)
+//   bluecap-bench futures [runs | --runs N]
+//                                Futures micro-benchmark (ns per operation, min / median / max)
 //                                next to CheckedContinuation and AsyncStream baselines.
 //   bluecap-bench futures-op NAME COUNT
 //                                one futures workload (complete, map, flatmap, stream,
 //                                continuation, asyncstream) run once, for instruction counting.
+//   bluecap-bench client <workload> --variant futurestream|async|acquire ...
+//                                the BlueCapKit peer of Benchmarks/harness (Client.swift).
 import CDBus
 import DBus
 import Foundation
@@ -83,7 +86,9 @@ case "ping":
         exit(1)
     }
 case "futures":
-    let runs = args.dropFirst().first.flatMap(Int.init) ?? 7
+    let rest = Array(args.dropFirst())
+    let runs = rest.firstIndex(of: "--runs").flatMap { rest.indices.contains($0 + 1) ? Int(rest[$0 + 1]) : nil }
+        ?? rest.first.flatMap(Int.init) ?? 7
     await runFuturesBench(runs: runs)
 case "futures-op":
     let rest = Array(args.dropFirst())
@@ -91,7 +96,13 @@ case "futures-op":
         print("usage: bluecap-bench futures-op complete|map|flatmap|stream|continuation|asyncstream COUNT")
         exit(2)
     }
+case "client":
+    do { try await runClient(args.dropFirst()) } catch {
+        FileHandle.standardError.write(Data("bluecap-bench client: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
 default:
-    print("usage: bluecap-bench ping [count] | futures [runs] | futures-op NAME COUNT")
+    print("usage: bluecap-bench ping [count] | futures [--runs N] | futures-op NAME COUNT | client <workload> --variant V [options]")
     exit(args.isEmpty ? 0 : 2)
 }

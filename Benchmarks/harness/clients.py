@@ -1,0 +1,132 @@
+"""Client processes: how each peer is started, and how one run of it is measured.
+
+Every client is a separate process speaking BlueZ's D-Bus API to the simulator's bus (as the
+SYSTEM bus). It prints "ready" once set up, then "result {json}" when its work is done. The
+harness measures the CPU it used between "ready" and its exit (/proc at ready, wait4 rusage at
+exit) and its peak RSS (ru_maxrss), so the simulator's and the daemon's CPU never count.
+"""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+from simulator import process_cpu_seconds
+
+UUID_SERVICE = "0000fff0-0000-1000-8000-00805f9b34fb"
+UUID_CHAR = "0000fff1-0000-1000-8000-00805f9b34fb"  # read, notify: AcquireNotify and reads
+UUID_INDICATE = "0000fff2-0000-1000-8000-00805f9b34fb"  # read, indicate: StartNotify (PropertiesChanged)
+
+
+class Peers:
+    """Command lines of every peer."""
+
+    def __init__(self, root, release_dir, baseline, python):
+        self.root = root
+        self.bench = os.path.join(release_dir, "bluecap-bench")
+        self.baseline = baseline
+        self.python = python
+        self.have_bluecap = False
+
+    def command(self, peer, workload, addresses, chars, count=0, inflight=1, seconds=0.0, uuid=UUID_CHAR):
+        """argv for `peer` doing `workload` ("notify", "acquire", "read", "scan")."""
+        if peer.startswith("baseline"):
+            argv = [self.baseline, workload]
+            for c in chars:
+                argv += ["--char", c]
+            return argv + ["--count", str(count), "--inflight", str(inflight), "--seconds", str(seconds)]
+        if peer.startswith("bluecap"):
+            variant = peer.split("-", 1)[1] if "-" in peer else "futurestream"
+            argv = [self.bench, "client", workload, "--variant", variant]
+            for a in addresses:
+                argv += ["--address", a]
+            return argv + ["--service", UUID_SERVICE, "--uuid", uuid, "--count", str(count),
+                           "--inflight", str(inflight), "--seconds", str(seconds)]
+        script = {"bleak": "peer_bleak.py", "simplepyble": "peer_simplepyble.py"}[peer]
+        argv = [self.python, os.path.join(self.root, "Benchmarks", "peers", script), workload]
+        for a in addresses:
+            argv += ["--address", a]
+        if peer == "simplepyble" and uuid == UUID_INDICATE:
+            argv.append("--indicate")
+        return argv + ["--uuid", uuid, "--count", str(count), "--inflight", str(inflight), "--seconds", str(seconds)]
+
+
+class ClientFailed(Exception):
+    pass
+
+
+def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=None):
+    """Starts one client, calls `on_ready(pid)` once it is set up, waits for its result.
+    `while_starting()` is called every 200 ms until the client is ready (for peers that must see
+    the devices advertise before they can use them).
+
+    Returns the client's result dict plus "cpu_s" (CPU after ready) and "maxrss_kb".
+    """
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True)
+    killer = threading.Timer(timeout, lambda: _kill(proc))
+    killer.start()
+    stderr_lines = []
+    drain = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True)
+    drain.start()
+    result = None
+    cpu_ready = None
+    is_ready = threading.Event()
+    if while_starting:
+        def nudge():
+            while not is_ready.wait(0.2):
+                try:
+                    while_starting()
+                except Exception:
+                    pass
+        threading.Thread(target=nudge, daemon=True).start()
+    try:
+        for line in proc.stdout:
+            line = line.strip()
+            if line == "ready":
+                is_ready.set()
+                cpu_ready = process_cpu_seconds(proc.pid)
+                if on_ready:
+                    on_ready(proc.pid)
+            elif line.startswith("result "):
+                result = json.loads(line[len("result "):])
+    finally:
+        is_ready.set()
+        if result is None:
+            _kill(proc)  # never poll(): it would reap the child before wait4 gets its rusage
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        killer.cancel()
+        drain.join(2)
+    if result is None or cpu_ready is None:
+        tail = "".join(stderr_lines[-15:])
+        raise ClientFailed(f"{os.path.basename(argv[0])} {' '.join(argv[1:3])} exited {proc.returncode} "
+                           f"without a result:\n{tail}")
+    result["cpu_s"] = max(0.0, usage.ru_utime + usage.ru_stime - cpu_ready)
+    result["maxrss_kb"] = usage.ru_maxrss
+    return result
+
+
+def _kill(proc):
+    # os.kill, not Popen.kill: Popen polls first, which would reap the child before wait4.
+    try:
+        os.kill(proc.pid, signal.SIGCONT)
+        os.kill(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stopped(pid, body):
+    """Runs `body` with process `pid` stopped (SIGSTOP/SIGCONT): whatever the simulator sends
+    meanwhile queues in the bus daemon, so the client's drain rate is measured alone."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        return body()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def monotonic():
+    return time.monotonic()

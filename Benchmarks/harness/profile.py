@@ -1,0 +1,58 @@
+"""Profiles one client on one workload with `perf record -g` (CPU after "ready" only).
+
+    python profile.py <peer> <notify|acquire|read> [--count N] [--inflight K] [--out FILE]
+
+Prints the top of `perf report --no-children` (self time by symbol).
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from clients import Peers, UUID_CHAR, UUID_INDICATE, run_client, stopped  # noqa: E402
+from simulator import Simulator  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEVICE = "B0:00:00:00:00:01"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("peer")
+    p.add_argument("workload")
+    p.add_argument("--count", type=int, default=50_000)
+    p.add_argument("--inflight", type=int, default=1)
+    p.add_argument("--out", default="/tmp/bluecap-bench.perf")
+    args = p.parse_args()
+    peers = Peers(ROOT, os.path.join(ROOT, ".build", "release"), os.path.join(ROOT, ".build", "bench", "baseline"), sys.executable)
+    sim = Simulator(os.path.join(ROOT, ".build", "release", "bluez-sim"), os.path.join(ROOT, "Benchmarks", "scenario.json"))
+    perf = {}
+    try:
+        uuid = UUID_INDICATE if args.workload == "notify" else UUID_CHAR
+        (path,) = sim.setup([DEVICE], uuid)
+        argv = peers.command(args.peer, args.workload, [DEVICE], [path], count=args.count, inflight=args.inflight, uuid=uuid)
+
+        def on_ready(pid):
+            perf["p"] = subprocess.Popen(["perf", "record", "-g", "-o", args.out, "-p", str(pid)],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if args.workload == "notify":
+                stopped(pid, lambda: sim.control("Burst", "ssu", [DEVICE, "FFF2", args.count]))
+            elif args.workload == "acquire":
+                sim.control("Burst", "ssu", [DEVICE, "FFF1", args.count])
+
+        r = run_client(argv, sim.address, on_ready)
+        print(r)
+    finally:
+        if "p" in perf:
+            perf["p"].send_signal(signal.SIGINT)
+            perf["p"].wait()
+        sim.stop()
+    report = subprocess.run(["perf", "report", "-i", args.out, "--no-children", "--stdio", "--percent-limit", "1.5",
+                             "-g", "none", "--sort", "dso,symbol"], capture_output=True, text=True)
+    print("\n".join(l for l in report.stdout.splitlines() if l and not l.startswith("#"))[:6000])
+
+
+if __name__ == "__main__":
+    main()

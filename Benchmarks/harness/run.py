@@ -1,0 +1,333 @@
+"""bluecap-bench harness: runs every workload against bluez-sim for every peer, writes
+Benchmarks/results/<date>.json and .png, and the results table of BENCHMARKS.md.
+
+    python run.py [--quick] [--runs N] [--scan-seconds S] [--notify-count N] [--reads N]
+                  [--workloads p1,p2,p3,p4] [--peers baseline,bluecap,bleak,simplepyble]
+
+Each workload runs `runs` times; the peers take turns inside each run so that a change of load
+on the machine affects them alike. Every figure is also given as a ratio to the C baseline of
+the same run (min / median / max over the runs).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, run_client, stopped  # noqa: E402
+from machine import describe_machine, load_average  # noqa: E402
+from report import write_chart, write_markdown  # noqa: E402
+from simulator import Simulator  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEVICES = ["B0:00:00:00:00:%02X" % i for i in range(1, 11)]
+
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def stats(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"min": min(values), "median": statistics.median(values), "max": max(values), "n": len(values)}
+
+
+def summarize(samples, metrics, baseline="baseline"):
+    """samples: {peer: [run dict or None]} -> {peer: {metric: stats, metric_ratio: stats}}."""
+    out = {}
+    for peer, runs in samples.items():
+        entry = {}
+        for m in metrics:
+            entry[m] = stats([r.get(m) if r else None for r in runs])
+            base = samples.get(baseline, [])
+            ratios = []
+            for i, r in enumerate(runs):
+                b = base[i] if i < len(base) else None
+                if r and b and r.get(m) is not None and b.get(m):
+                    ratios.append(r[m] / b[m])
+            entry[m + "_ratio"] = stats(ratios)
+        entry["failures"] = sum(1 for r in runs if r is None)
+        out[peer] = entry
+    return out
+
+
+def advertiser(sim, peer, devices):
+    """SimpleBLE only uses devices its scan reported, and a connected device does not advertise:
+    while a simplepyble client starts, the devices' RSSI changes (an advertising report)."""
+    if peer != "simplepyble":
+        return None
+    state = {"rssi": -40}
+
+    def nudge():
+        state["rssi"] = -41 if state["rssi"] == -40 else -40
+        for d in devices:
+            sim.control("SetRSSI", "sn", [d, state["rssi"]])
+    return nudge
+
+
+def attempt(samples, peer, body):
+    if samples.get("_errors", {}).get(peer) and not any(samples.get(peer, [])):
+        samples[peer].append(None)  # failed every time so far: not retried in later runs
+        return
+    try:
+        samples.setdefault(peer, []).append(body())
+    except (ClientFailed, Exception) as e:  # a peer that cannot run is reported, not fatal
+        log(f"    {peer}: FAILED: {e}")
+        samples.setdefault(peer, []).append(None)
+        samples.setdefault("_errors", {}).setdefault(peer, str(e)[-600:])
+
+
+# MARK: P1 notifications
+
+def p1(sim, peers, chars, indicate_chars, runs, count, names):
+    """StartNotify peers use the indicate-only characteristic FFF2 (so that BlueCapKit, which
+    prefers AcquireNotify on "notify" characteristics, takes the PropertiesChanged path like the
+    others); the acquire variants use FFF1."""
+    result = {}
+    for label, devices in (("one characteristic", DEVICES[:1]), ("10 characteristics of 10 devices", DEVICES)):
+        per = count // len(devices)
+        samples = {}
+        variants = [p for p in names if not (p.endswith("acquire") and len(devices) > 1)]
+        for run in range(runs):
+            log(f"  P1 {label}: run {run + 1}/{runs}")
+            for peer in variants:
+                acquire = peer.endswith("acquire")
+                workload = "acquire" if acquire else "notify"
+                delivered = []
+
+                target = "FFF1" if acquire else "FFF2"
+                paths = [(chars if acquire else indicate_chars)[d] for d in devices]
+
+                def burst():
+                    for d in devices:
+                        delivered.append(sim.control("Burst", "ssu", [d, target, per])[0])
+
+                def on_ready(pid):
+                    if acquire:
+                        burst()  # a datagram socket drops what the client cannot take: run live
+                    else:
+                        stopped(pid, burst)
+
+                def body():
+                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices),
+                                         uuid=UUID_CHAR if acquire else UUID_INDICATE)
+                    r = run_client(argv, sim.address, on_ready, timeout=600, while_starting=advertiser(sim, peer, devices))
+                    n = r["count"]
+                    r["delivered"] = sum(delivered)
+                    r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
+                    r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
+                    if n != per * len(devices):
+                        raise ClientFailed(f"received {n} of {per * len(devices)}")
+                    log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
+                        f"{r['cpu_us'] or 0:6.2f} us CPU each")
+                    return r
+
+                attempt(samples, peer, body)
+                sim.ensure_connected(devices)
+        errors = samples.pop("_errors", {})
+        result[label] = {"count": per * len(devices), "summary": summarize(samples, ["rate", "cpu_us"]),
+                         "runs": samples, "errors": errors}
+    return result
+
+
+# MARK: P2 reads
+
+def p2(sim, peers, chars, runs, count, names):
+    result = {}
+    device = DEVICES[0]
+    for label, inflight in (("sequential", 1), ("16 in flight", 16)):
+        samples = {}
+        for run in range(runs):
+            log(f"  P2 {label}: run {run + 1}/{runs}")
+            for peer in names:
+                def body():
+                    argv = peers.command(peer, "read", [device], [chars[device]], count=count, inflight=inflight)
+                    r = run_client(argv, sim.address, timeout=600, while_starting=advertiser(sim, peer, [device]))
+                    r["rate"] = r["count"] / r["seconds"]
+                    r["cpu_us"] = r["cpu_s"] / r["count"] * 1e6
+                    extra = f", p50 {r['p50_us']:.0f} us, p99 {r['p99_us']:.0f} us" if "p50_us" in r else ""
+                    log(f"    {peer:24s} {r['rate']:8.0f} reads/s, {r['cpu_us']:6.1f} us CPU each{extra}")
+                    return r
+
+                attempt(samples, peer, body)
+                sim.ensure_connected([device])
+        errors = samples.pop("_errors", {})
+        metrics = ["rate", "cpu_us"] + (["p50_us", "p99_us"] if inflight == 1 else [])
+        result[label] = {"count": count, "inflight": inflight, "summary": summarize(samples, metrics),
+                         "runs": samples, "errors": errors}
+    return result
+
+
+# MARK: P3 scan storm
+
+def p3(sim_binary, peers, runs, seconds, devices, hz, names):
+    """All peers scan the same storm at once (their CPU is measured per process)."""
+    import threading
+
+    samples = {}
+    sim = Simulator(sim_binary, adapters=1)
+    try:
+        sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+        sim.control("StartRSSIStorm", "ud", [devices, float(hz)])
+        for run in range(runs):
+            log(f"  P3 scan storm ({devices} devices x {hz} Hz, {seconds:g} s): run {run + 1}/{runs}")
+            out = {}
+
+            def one(peer):
+                def body():
+                    r = run_client(peers.command(peer, "scan", [], [], seconds=seconds), sim.address,
+                                   timeout=seconds + 120)
+                    r["cpu_pct"] = r["cpu_s"] / seconds * 100
+                    r["rss_mb"] = r["maxrss_kb"] / 1024
+                    events = r.get("events", r.get("changed", 0) + r.get("added", 0))
+                    r["events_per_s"] = events / seconds
+                    return r
+
+                tmp = {}
+                attempt(tmp, peer, body)
+                out[peer] = tmp[peer][0]
+                if tmp.get("_errors"):
+                    out.setdefault("_errors", {}).update(tmp["_errors"])
+
+            threads = [threading.Thread(target=one, args=(p,)) for p in names]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for peer in names:
+                samples.setdefault(peer, []).append(out.get(peer))
+                r = out.get(peer)
+                if r:
+                    log(f"    {peer:24s} {r['cpu_pct']:5.1f}% CPU, {r['rss_mb']:6.1f} MB peak RSS, "
+                        f"{r['events_per_s']:7.0f} events/s")
+            if out.get("_errors"):
+                samples.setdefault("_errors", {}).update(out["_errors"])
+        sim.control("StopRSSIStorm")
+    finally:
+        sim.stop()
+    errors = samples.pop("_errors", {})
+    return {"devices": devices, "hz": hz, "seconds": seconds, "concurrent": True,
+            "summary": summarize(samples, ["cpu_pct", "rss_mb", "events_per_s"]), "runs": samples, "errors": errors}
+
+
+# MARK: P4 futures
+
+FUTURES_LINE = re.compile(r"^\s*(?P<name>[^:]+): min (?P<min>[\d.]+) / median (?P<median>[\d.]+) / max (?P<max>[\d.]+) ns"
+                          r"\s+\((?P<ratio>[\d.]+)x (?P<base>[^:]+): median (?P<bmedian>[\d.]+) ns\)")
+
+
+def p4(bench, runs):
+    log("  P4 futures")
+    proc = subprocess.run([bench, "futures", "--runs", str(runs)], capture_output=True, text=True, timeout=600)
+    figures = {}
+    for line in proc.stdout.splitlines():
+        m = FUTURES_LINE.match(line)
+        if m:
+            figures[m["name"].strip()] = {"min_ns": float(m["min"]), "median_ns": float(m["median"]), "max_ns": float(m["max"]),
+                                          "ratio": float(m["ratio"]), "baseline": m["base"].strip(),
+                                          "baseline_median_ns": float(m["bmedian"])}
+            log("   ", line.strip())
+    if not figures:
+        return {"error": (proc.stdout + proc.stderr)[-600:]}
+    return {"figures": figures}
+
+
+# MARK: main
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true", help="short run: fewer notifications and reads, 5 s storm")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--notify-count", type=int, default=200_000)
+    p.add_argument("--reads", type=int, default=10_000)
+    p.add_argument("--scan-seconds", type=float, default=60)
+    p.add_argument("--scan-devices", type=int, default=1000)
+    p.add_argument("--scan-hz", type=float, default=10)
+    p.add_argument("--workloads", default="p1,p2,p3,p4")
+    p.add_argument("--peers", default="baseline,bluecap,bleak,simplepyble")
+    p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
+    p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--out", default=os.path.join(ROOT, "Benchmarks", "results"))
+    p.add_argument("--no-markdown", action="store_true")
+    args = p.parse_args()
+    if args.quick:
+        args.notify_count = min(args.notify_count, 20_000)
+        args.reads = min(args.reads, 2_000)
+        args.scan_seconds = min(args.scan_seconds, 5)
+    args.runs = max(args.runs, 1)
+
+    peers = Peers(ROOT, args.release_dir, args.baseline, args.python)
+    wanted = args.peers.split(",")
+    workloads = args.workloads.split(",")
+    bluecap_ok = "bluecap" in wanted and bluecap_client_available(peers.bench)
+    if "bluecap" in wanted and not bluecap_ok:
+        log("bluecap-bench has no `client` subcommand in this build: BlueCapKit clients skipped")
+
+    def peer_list(kind):
+        out = []
+        for w in wanted:
+            if w == "bluecap":
+                if bluecap_ok:
+                    out += {"notify": ["bluecap-futurestream", "bluecap-async", "bluecap-acquire"],
+                            "read": ["bluecap-futurestream", "bluecap-async"], "scan": ["bluecap-futurestream"]}[kind]
+            elif w == "baseline" and kind == "notify":
+                out += ["baseline", "baseline-acquire"]
+            else:
+                out.append(w)
+        return out
+
+    started = datetime.datetime.now()
+    results = {"date": started.isoformat(timespec="seconds"), "machine": describe_machine(),
+               "load_before": load_average(), "runs": args.runs,
+               "settings": {k: getattr(args, k) for k in ("notify_count", "reads", "scan_seconds", "scan_devices", "scan_hz", "quick")},
+               "workloads": {}}
+    sim_binary = os.path.join(args.release_dir, "bluez-sim")
+    log(f"bluecap-bench harness: {args.runs} runs, load average {results['load_before']}")
+    if "p1" in workloads or "p2" in workloads:
+        sim = Simulator(sim_binary, os.path.join(ROOT, "Benchmarks", "scenario.json"), adapters=1)
+        try:
+            paths = sim.setup(DEVICES, UUID_CHAR)
+            chars = dict(zip(DEVICES, paths))
+            indicate_chars = dict(zip(DEVICES, sim.setup(DEVICES, UUID_INDICATE)))
+            if "p1" in workloads:
+                results["workloads"]["p1"] = p1(sim, peers, chars, indicate_chars, args.runs, args.notify_count, peer_list("notify"))
+            if "p2" in workloads:
+                results["workloads"]["p2"] = p2(sim, peers, chars, args.runs, args.reads, peer_list("read"))
+        finally:
+            sim.stop()
+    if "p3" in workloads:
+        results["workloads"]["p3"] = p3(sim_binary, peers, args.runs, args.scan_seconds, args.scan_devices,
+                                        args.scan_hz, peer_list("scan"))
+    if "p4" in workloads:
+        results["workloads"]["p4"] = p4(peers.bench, max(args.runs, 5))
+    results["load_after"] = load_average()
+    results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
+
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, started.strftime("%Y-%m-%d-%H%M%S") + ("-quick" if args.quick else ""))
+    with open(stem + ".json", "w") as f:
+        json.dump(results, f, indent=1)
+    chart = write_chart(results, stem + ".png")
+    log(f"wrote {stem}.json" + (f" and {chart}" if chart else ""))
+    if not args.no_markdown:
+        write_markdown(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.relpath(stem + ".json", ROOT),
+                       os.path.relpath(chart, ROOT) if chart else None)
+        log("updated BENCHMARKS.md")
+
+
+def bluecap_client_available(bench):
+    if not os.path.exists(bench):
+        return False
+    out = subprocess.run([bench], capture_output=True, text=True)
+    return "client" in out.stdout + out.stderr
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""simplepyble peer for bluecap-bench: the same client work as Benchmarks/baseline/baseline.c.
+
+    peer_simplepyble.py notify --address A [--address A ...] --service S --uuid U --count N
+    peer_simplepyble.py read   --address A --service S --uuid U --count N [--inflight K]
+    peer_simplepyble.py scan   --seconds S
+
+SimpleBLE talks to BlueZ on the SYSTEM bus (DBUS_SYSTEM_BUS_ADDRESS). Its calls block and its
+callbacks run on its own thread; 16 reads in flight use 16 Python threads. Prints "ready", then
+"result {json}"; exits with os._exit so the devices stay connected for the next client.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+import simplepyble
+
+
+def emit(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def adapter():
+    adapters = simplepyble.Adapter.get_adapters()
+    if not adapters:
+        raise SystemExit("peer_simplepyble: no adapter")
+    return adapters[0]
+
+
+def connect(addresses):
+    a = adapter()
+    wanted = {x.upper() for x in addresses}
+    # The harness keeps the devices connected: SimpleBLE lists them without a scan (a connected
+    # device does not advertise, so a scan would not report it).
+    found = {p.address().upper(): p for p in a.get_connected_peripherals() if p.address().upper() in wanted}
+    if len(found) == len(wanted):
+        return [found[x.upper()] for x in addresses]
+    done = threading.Event()
+
+    def on_found(p):
+        if p.address().upper() in wanted:
+            found[p.address().upper()] = p
+            if len(found) == len(wanted):
+                done.set()
+
+    a.set_callback_on_scan_found(on_found)
+    a.scan_start()
+    done.wait(20)
+    a.scan_stop()
+    for p in a.scan_get_results():
+        if p.address().upper() in wanted:
+            found.setdefault(p.address().upper(), p)
+    if len(found) != len(wanted):
+        raise SystemExit(f"peer_simplepyble: found {sorted(found)} of {sorted(wanted)}")
+    peripherals = [found[x.upper()] for x in addresses]
+    for p in peripherals:
+        p.connect()
+    return peripherals
+
+
+def notify(args):
+    peripherals = connect(args.address)
+    state = {"count": 0, "first": 0.0, "last": 0.0, "sum": 0}
+    done = threading.Event()
+
+    def on_value(data):
+        now = time.monotonic()
+        if state["count"] == 0:
+            state["first"] = now
+        state["last"] = now
+        state["count"] += 1
+        state["sum"] += sum(data)
+        if state["count"] >= args.count:
+            done.set()
+
+    for p in peripherals:
+        (p.indicate if args.indicate else p.notify)(args.service, args.uuid, on_value)
+    emit("ready")
+    done.wait()
+    return {"count": state["count"], "seconds": state["last"] - state["first"], "checksum": state["sum"]}
+
+
+def read(args):
+    p = connect(args.address)[0]
+    emit("ready")
+    start = time.monotonic()
+    if args.inflight <= 1:
+        latencies, total = [], 0
+        for _ in range(args.count):
+            t0 = time.monotonic()
+            total += sum(p.read(args.service, args.uuid))
+            latencies.append(time.monotonic() - t0)
+        latencies.sort()
+        return {"count": args.count, "seconds": time.monotonic() - start, "checksum": total,
+                "p50_us": latencies[len(latencies) // 2] * 1e6, "p99_us": latencies[len(latencies) * 99 // 100] * 1e6}
+    sums = [0] * args.inflight
+
+    def worker(i, n):
+        for _ in range(n):
+            sums[i] += sum(p.read(args.service, args.uuid))
+
+    share = [args.count // args.inflight + (1 if i < args.count % args.inflight else 0) for i in range(args.inflight)]
+    threads = [threading.Thread(target=worker, args=(i, n)) for i, n in enumerate(share)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"count": args.count, "seconds": time.monotonic() - start, "checksum": sum(sums)}
+
+
+def scan(args):
+    a = adapter()
+    seen = {"events": 0, "devices": set()}
+
+    def on_event(p):
+        seen["events"] += 1
+        seen["devices"].add(p.address())
+
+    a.set_callback_on_scan_found(on_event)
+    a.set_callback_on_scan_updated(on_event)
+    a.scan_start()
+    emit("ready")
+    time.sleep(args.seconds)
+    return {"events": seen["events"], "devices": len(seen["devices"]), "seconds": args.seconds}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("workload", choices=["notify", "read", "scan"])
+    p.add_argument("--address", action="append", default=[])
+    p.add_argument("--service", default="0000fff0-0000-1000-8000-00805f9b34fb")
+    p.add_argument("--uuid", default="0000fff1-0000-1000-8000-00805f9b34fb")
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--inflight", type=int, default=1)
+    p.add_argument("--indicate", action="store_true", help="the characteristic indicates (SimpleBLE's indicate)")
+    p.add_argument("--seconds", type=float, default=10)
+    args = p.parse_args()
+    result = {"notify": notify, "read": read, "scan": scan}[args.workload](args)
+    emit("result " + json.dumps(result))
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
