@@ -62,36 +62,19 @@ public final class BusDaemon: Sendable {
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         defer { Glibc.close(fds[0]) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 3)
-        if !Log.enabled {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let args = [executable, "--config-file=\(dir)/bus.conf", "--nofork", "--print-address=3"]
-        var cargs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { for p in cargs { free(p) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, &attr, &cargs, environ)
-        Glibc.close(fds[1])
-        guard rc == 0 else {
+        let quiet: [Int32: CleanSpawn.Redirection] = Log.enabled ? [:] : [1: .null(write: true), 2: .null(write: true)]
+        let spawned: pid_t
+        do {
+            spawned = try CleanSpawn.spawn(
+                executable, arguments: ["--config-file=\(dir)/bus.conf", "--nofork", "--print-address=3"],
+                redirections: quiet.merging([3: .descriptor(fds[1])]) { $1 })
+        } catch {
+            Glibc.close(fds[1])
             BusDaemon.removeDirectory(dir)
-            throw BusDaemonError(message: "cannot start \(executable): error \(rc)")
+            throw BusDaemonError(message: error.description)
         }
-        pid = child
+        Glibc.close(fds[1])
+        pid = spawned
 
         // Read the address line, bounded by the startup timeout.
         var text = ""
@@ -109,7 +92,7 @@ public final class BusDaemon: Sendable {
         }
         let line = text.split(separator: "\n").first.map(String.init) ?? ""
         guard !line.isEmpty else {
-            BusDaemon.terminate(child)
+            BusDaemon.terminate(spawned)
             BusDaemon.removeDirectory(dir)
             throw BusDaemonError(message: "dbus-daemon did not report an address within \(startupTimeout)")
         }

@@ -1,6 +1,7 @@
 // ExamplesProcess: runs the example executables as child processes (posix_spawn with a clean
 // signal mask), collects their stdout lines, and always reaps them.
 
+import DBus
 import Foundation
 import Glibc
 import Synchronization
@@ -45,41 +46,18 @@ final class ExampleProcess: Sendable {
         guard pipe(&out) == 0, pipe(&err) == 0 else { throw ProcessTestError("pipe: errno \(errno)") }
         for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = bus
-        let envStrings = env.map { "\($0.key)=\($0.value)" }
-        var cargs: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        var cenv: [UnsafeMutablePointer<CChar>?] = envStrings.map { strdup($0) } + [nil]
-        defer {
-            for p in cargs { free(p) }
-            for p in cenv { free(p) }
+        let child: pid_t
+        do {
+            child = try CleanSpawn.spawn(path, arguments: arguments, environment: env,
+                                         redirections: [0: .null(write: false), 1: .descriptor(out[1]), 2: .descriptor(err[1])])
+        } catch {
+            for fd in out + err { close(fd) }
+            throw ProcessTestError("\(error)")
         }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, path, &actions, &attr, &cargs, &cenv)
         close(out[1])
         close(err[1])
-        guard rc == 0 else {
-            close(out[0])
-            close(err[0])
-            throw ProcessTestError("posix_spawn \(path): \(rc)")
-        }
         pid = child
 
         let lines = self.lines
