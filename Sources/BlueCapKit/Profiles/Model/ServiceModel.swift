@@ -26,7 +26,8 @@ extension Optional: OptionalValueMarker {}
 /// `@Characteristic("2A19") var batteryLevel: UInt8`.
 ///
 /// The roles feed received values (`ReadValue` replies, `Value` notifications) to
-/// ``update(uuid:data:)`` and read ``data(for:)`` to write. Bindings are found by reflecting over
+/// ``update(uuid:data:)`` and read ``data(for:)`` to write; ``bind(to:options:)`` does it for a
+/// discovered remote ``Service`` (reads, writes, notifications, a changes stream). Bindings are found by reflecting over
 /// the wrappers' storage (each wrapper is a reference-type box), without the Objective-C runtime.
 /// Reading and writing one property is thread-safe; the model itself is not `Sendable`.
 open class ServiceModel {
