@@ -22,6 +22,7 @@ struct ServiceModelTests {
         #expect(Set(model.characteristicUUIDs) == Set<BLEUUID>(["2A19", "2A29", "2A38", "F000AA12-0451-4000-B000-000000000000"]))
         #expect(model.serviceUUID == "180F")
         #expect(model.$batteryLevel.uuid == "2A19")
+        #expect(model.$location.isOptional && !model.$batteryLevel.isOptional && !model.$manufacturer.isOptional)
     }
 
     @Test("update(uuid:data:) decodes into the matching property and reports unknown UUIDs")

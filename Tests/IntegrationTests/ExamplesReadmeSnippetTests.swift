@@ -101,6 +101,18 @@ func batteryExample() throws -> UInt8 {
 }
 // README: end
 
+// README: profile-binding
+/// The model bound to a connected peripheral: ReadValue fills it, notifications keep it current.
+func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, FutureStream<BLEUUID>) {
+    let battery = BatteryService()
+    _ = try await peripheral.discoverServices([battery.serviceUUID]).value
+    let binding = try await battery.bound(to: peripheral.service(battery.serviceUUID)!)  // StartNotify
+    _ = try await battery.readAll().value   // battery.level and battery.manufacturer are set
+    return (battery, binding.changes)       // "2A19" each time the level is notified
+}
+// battery.write(battery.$level, 50) writes (WriteValue); battery.unbind() stops notifications.
+// README: end
+
 // README: simulator
 /// Your own test against a simulated bluetoothd: a private bus, a SensorTag in range.
 func withSimulatedSensorTag(_ body: (CentralManager, BlueZSimulator) async throws -> Void) async throws {
@@ -164,6 +176,29 @@ struct ExamplesReadmeSnippetTests {
         }
     }
 
+    @Test("the README's binding snippet reads the simulated battery and follows its notifications")
+    func profileBinding() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        let tag = "C0:FF:EE:00:00:08"
+        h.simulator.add(sensorTag(tag).service("180F") {
+            $0.characteristic("2A19", flags: [.read, .notify], value: Data([64]))
+            $0.characteristic("2A29", flags: [.read], value: Data("Texas Instruments".utf8))
+        })
+        let peripheral = try await h.discover(tag)
+        let events = try await h.connect(peripheral)
+        try await events.events.wait(for: 1, timeout: .seconds(5))
+        let (battery, changes) = try await withDeadline(.seconds(10), "followBattery") {
+            let (battery, changes) = try await followBattery(peripheral)
+            return (battery.$level, changes)
+        }
+        #expect(battery.wrappedValue == 64)
+        let seen = collect(changes)
+        #expect(h.simulator.notify(peripheral: tag, characteristic: "2A19", value: Data([63])) == 1)
+        _ = try await seen.wait(for: 3, timeout: .seconds(5))  // the two reads, then the notification
+        #expect(battery.wrappedValue == 63)
+    }
+
     @Test("the README's profile and simulator snippets do what they say")
     func profileAndSimulator() async throws {
         #expect(try batteryExample() == 87)
@@ -207,7 +242,7 @@ struct ReadmeTextTests {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count == 6)
+        #expect(blocks.count == 7)
         for block in blocks {
             #expect(readme.contains("```swift\n" + block.text + "\n```"), "README.md lacks the \(block.name) snippet as compiled here")
         }

@@ -13,18 +13,29 @@ public protocol CharacteristicBinding: AnyObject, Sendable {
     func update(with data: Data) throws(SerDeError)
     /// The property's current value, encoded.
     var data: Data { get }
+    /// True when the property's type is an `Optional`: binding skips it when the remote
+    /// service lacks the characteristic, instead of failing.
+    var isOptional: Bool { get }
 }
+
+/// Marks `Optional` types, so a binding can tell an optional property without reflection.
+protocol OptionalValueMarker {}
+extension Optional: OptionalValueMarker {}
 
 /// A service model: subclass it and declare one property per characteristic,
 /// `@Characteristic("2A19") var batteryLevel: UInt8`.
 ///
 /// The roles feed received values (`ReadValue` replies, `Value` notifications) to
-/// ``update(uuid:data:)`` and read ``data(for:)`` to write. Bindings are found by reflecting over
+/// ``update(uuid:data:)`` and read ``data(for:)`` to write; ``bind(to:options:)`` does it for a
+/// discovered remote ``Service`` (reads, writes, notifications, a changes stream). Bindings are found by reflecting over
 /// the wrappers' storage (each wrapper is a reference-type box), without the Objective-C runtime.
 /// Reading and writing one property is thread-safe; the model itself is not `Sendable`.
 open class ServiceModel {
     /// The service the model mirrors.
     public let serviceUUID: BLEUUID
+
+    /// The binding to a remote service made by ``bind(to:options:)``, if any.
+    let bindingSlot = BindingSlot()
 
     /// A model of the service `serviceUUID`.
     public init(serviceUUID: BLEUUID) {
@@ -34,12 +45,17 @@ open class ServiceModel {
     // MARK: Bindings
 
     /// Every `@Characteristic` property of the model (subclass properties first), found by reflection.
-    public var bindings: [any CharacteristicBinding] {
-        var result: [any CharacteristicBinding] = []
+    public var bindings: [any CharacteristicBinding] { labeledBindings.map(\.binding) }
+
+    /// The bindings with their property names (the wrapper storage's label without its `_`).
+    var labeledBindings: [(name: String, binding: any CharacteristicBinding)] {
+        var result: [(name: String, binding: any CharacteristicBinding)] = []
         var mirror: Mirror? = Mirror(reflecting: self)
         while let current = mirror {
             for child in current.children {
-                if let binding = child.value as? any CharacteristicBinding { result.append(binding) }
+                guard let binding = child.value as? any CharacteristicBinding else { continue }
+                let label = child.label ?? binding.uuid.description
+                result.append((label.hasPrefix("_") ? String(label.dropFirst()) : label, binding))
             }
             mirror = current.superclassMirror
         }
@@ -117,6 +133,12 @@ open class ServiceModel {
 
         /// The current value, encoded.
         public var data: Data { encode(wrappedValue) }
+
+        /// `value` encoded by the property's transformer.
+        public func encoded(_ value: Value) -> Data { encode(value) }
+
+        /// True when `Value` is an `Optional`.
+        public var isOptional: Bool { Value.self is any OptionalValueMarker.Type }
     }
 }
 
