@@ -10,9 +10,13 @@ import Synchronization
 /// grows beyond `capacity` results, however many are pushed.
 ///
 /// **Slow subscribers.** Each subscription queues the deliveries its callback has not taken yet,
-/// bounded by the same `capacity` and the same policy: a subscriber `capacity` results behind
-/// loses its OLDEST waiting result for each new one (counted by ``droppedCount``). The producer
-/// never blocks and memory stays bounded; a slow subscriber sees the newest results.
+/// bounded by ``subscriberBacklog``: the larger of `capacity` and ``minimumSubscriberBacklog``
+/// (1,000). A subscriber that many results behind loses its OLDEST waiting result for each new
+/// one (counted by ``droppedCount``). The producer never blocks and memory stays bounded; a slow
+/// subscriber sees the newest results. The floor exists because `capacity` is a replay size: a
+/// "latest state" stream has capacity 1, and so has every stream derived from it with `map` or
+/// `flatMap`; bounding live deliveries by it would lose a result whenever the subscriber's
+/// context is busy for the time two results take to arrive.
 ///
 /// **Completion.** A stream may be finished (``StreamPromise/finish()``); subscribers then get
 /// the kept results and their ``onFinish(context:cancelToken:_:)`` callback, and nothing after.
@@ -25,8 +29,15 @@ public final class FutureStream<T: Sendable>: Sendable {
     /// The replay capacity used when none is given: 100 results.
     public static var defaultCapacity: Int { 100 }
 
+    /// The smallest bound on the deliveries waiting for one subscription: 1,000 results.
+    public static var minimumSubscriberBacklog: Int { 1_000 }
+
     /// How many results the stream keeps for replay to new subscribers.
     public let capacity: Int
+
+    /// How many results may wait for one subscription before the oldest waiting one is
+    /// dropped: `max(capacity, minimumSubscriberBacklog)`.
+    public var subscriberBacklog: Int { Swift.max(capacity, Self.minimumSubscriberBacklog) }
 
     private struct State {
         var kept = RingBuffer<Result<T, any Error>>()
@@ -59,8 +70,8 @@ public final class FutureStream<T: Sendable>: Sendable {
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// How many deliveries were dropped, over all subscriptions, because a subscriber was
-    /// ``capacity`` results behind (its callback slower than the producer): each drop is the
-    /// oldest result still waiting for that subscriber. Zero as long as every subscriber keeps up.
+    /// ``subscriberBacklog`` results behind (its callback slower than the producer): each drop is
+    /// the oldest result still waiting for that subscriber. Zero as long as every subscriber keeps up.
     public var droppedCount: Int { state.withLock { $0.dropped } }
 
     /// The number of deliveries waiting for each active subscription (for tests and diagnostics).
@@ -125,7 +136,7 @@ public final class FutureStream<T: Sendable>: Sendable {
             state.nextID += 1
             return state.nextID
         }
-        let subscriber = StreamSubscriber(id: id, limit: capacity, context: context, token: token, body: body)
+        let subscriber = StreamSubscriber(id: id, limit: subscriberBacklog, context: context, token: token, body: body)
         if let token {
             let registered = token.register { [weak self, weak subscriber] _ in
                 subscriber?.deactivate()

@@ -19,10 +19,11 @@ enum StreamEvent<T: Sendable>: Sendable {
 ///
 /// The queue holds deliveries that are in flight to a slow callback, like the backlog of a
 /// dispatch queue; it is not a replay buffer and empties as the context runs. It is bounded by
-/// the stream's capacity with the replay buffer's policy: when a subscriber is `capacity`
-/// results behind, a new result drops the OLDEST waiting one (counted by the stream's
+/// the stream's ``FutureStream/subscriberBacklog`` (never less than 1,000, whatever the replay
+/// capacity) with the replay buffer's policy: when a subscriber is that many results behind, a
+/// new result drops the OLDEST waiting one (counted by the stream's
 /// ``FutureStream/droppedCount``), so a slow subscriber gets the newest results, never blocks the
-/// producer, and never holds more than `capacity` results (plus the end of the stream).
+/// producer, and never holds more than `limit` results (plus the end of the stream).
 final class StreamSubscriber<T: Sendable>: Sendable {
     private struct State {
         var pending = RingBuffer<StreamEvent<T>>()
@@ -30,7 +31,7 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     }
 
     let id: Int
-    /// The most results waiting for delivery (the stream's capacity).
+    /// The most results waiting for delivery (the stream's ``FutureStream/subscriberBacklog``).
     let limit: Int
     private let context: any ExecutionContext
     private let body: @Sendable (StreamEvent<T>) -> Void

@@ -65,7 +65,7 @@ struct StreamTests {
         #expect(promise.stream.keptResults.last?.failureValue as? TestError == TestError(code: 8))
     }
 
-    @Test("a blocked subscriber of a capacity-10 stream keeps at most 10 waiting, then gets the newest, counting drops")
+    @Test("a blocked subscriber of a capacity-10 stream keeps at most 1,000 (the minimum backlog) waiting, then gets the newest, counting drops")
     func slowSubscriberBounded() async {
         await offPool { Self.slowSubscriber() }
     }
@@ -92,12 +92,21 @@ struct StreamTests {
             promise.success(value)  // must never block on the stalled subscriber
             maxPending = max(maxPending, promise.stream.pendingDeliveryCounts.max() ?? 0)
         }
-        #expect(maxPending == 10)
-        #expect(promise.stream.droppedCount == 10_000 - 1 - 10)
+        #expect(promise.stream.subscriberBacklog == 1_000)
+        #expect(maxPending == 1_000)
+        #expect(promise.stream.droppedCount == 10_000 - 1 - 1_000)
         gate.signal()
         #expect(last.wait())
-        #expect(seen.values == [0] + Array(9_990..<10_000))
+        #expect(seen.values == [0] + Array(9_000..<10_000))
         #expect(promise.stream.pendingDeliveryCounts == [0])
+    }
+
+    @Test("the backlog of a subscription is the stream's capacity, but never less than 1,000")
+    func subscriberBacklogBound() {
+        #expect(StreamPromise<Int>(capacity: 1).stream.subscriberBacklog == 1_000)
+        #expect(StreamPromise<Int>(capacity: 1_000).stream.subscriberBacklog == 1_000)
+        #expect(StreamPromise<Int>(capacity: 5_000).stream.subscriberBacklog == 5_000)
+        #expect(FutureStream<Int>.minimumSubscriberBacklog == 1_000)
     }
 
     @Test("subscribers that keep up drop nothing")
@@ -117,12 +126,12 @@ struct StreamTests {
         let seen = Recorder<String>()
         promise.stream.onComplete(context: context) { seen.append("\(try! $0.get())") }
         promise.stream.onFinish(context: context) { seen.append("end") }
-        for value in 0..<10 { promise.success(value) }
+        for value in 0..<1_010 { promise.success(value) }
         promise.finish()
         #expect(promise.stream.pendingDeliveryCounts.isEmpty)  // finished: no live subscribers
         context.run()
-        #expect(seen.values == ["7", "8", "9", "end"])
-        #expect(promise.stream.droppedCount == 2 * 7)
+        #expect(seen.values == (10..<1_010).map { "\($0)" } + ["end"])
+        #expect(promise.stream.droppedCount == 2 * 10)
     }
 
     @Test("a cancelled subscription receives nothing more, even deliveries already queued")
@@ -298,15 +307,15 @@ struct StreamTests {
         }
     }
 
-    @Test("values buffers at most capacity values: a slow consumer loses the oldest")
+    @Test("values buffers at most the subscriber backlog (1,000 for capacity 3): a slow consumer loses the oldest")
     func valuesBounded() async throws {
         let promise = StreamPromise<Int>(capacity: 3)
         let values = promise.stream.values
-        for value in 1...10 { promise.success(value) }
+        for value in 1...1_010 { promise.success(value) }
         promise.finish()
         var collected: [Int] = []
         for try await value in values { collected.append(value) }
-        #expect(collected == [8, 9, 10])
+        #expect(collected == Array(11...1_010))
     }
 
     @Test("ending the iteration early unsubscribes from the stream")

@@ -165,7 +165,7 @@ struct StressTests {
         #expect(promise.stream.droppedCount == 0)
     }
 
-    @Test("a capacity-10 stream pushed from 8 threads: each subscriber gets every value it did not drop, once, in order")
+    @Test("a capacity-10 stream pushed from 8 threads: each subscriber gets every value it did not drop (at most 1,000 waiting), once, in order")
     func concurrentStreamBounded() async {
         await offPool { Self.pushConcurrentlyBounded() }
     }
