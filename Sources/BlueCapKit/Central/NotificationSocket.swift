@@ -39,15 +39,18 @@ final class NotificationSocket: @unchecked Sendable {
                 }
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
                 // 0: the peer closed (link lost, StopNotify); < 0: a socket error.
-                if !closed.trySet() {
+                if closed.trySet() {
                     source.cancel()
                     onClose()
                 }
                 return
             }
         }
-        // The FileDescriptor (owner of the fd) lives until the source is cancelled.
-        source.setCancelHandler { withExtendedLifetime(fd) {} }
+        // The socket stays open until the source is cancelled (by ``close()`` or end of file),
+        // then closes at once: the source keeps its handlers, so the handler must let go of
+        // the descriptor rather than merely capture it.
+        let owner = SocketOwner(fd)
+        source.setCancelHandler { owner.release() }
     }
 
     /// Starts delivering (call once, after recording the socket).
@@ -55,11 +58,19 @@ final class NotificationSocket: @unchecked Sendable {
 
     /// Closes the socket from our side (ends the notification session). Idempotent.
     func close() {
-        guard !closed.trySet() else { return }
+        guard closed.trySet() else { return }
         source.cancel()
     }
 
     deinit { close() }
+}
+
+/// The last owner of the notification socket until its reader is cancelled.
+private final class SocketOwner: Sendable {
+    private let fd: Mutex<FileDescriptor?>
+    init(_ fd: FileDescriptor) { self.fd = Mutex(fd) }
+    /// Drops the descriptor, which closes it.
+    func release() { fd.withLock { $0 = nil } }
 }
 
 /// A flag that is set once; `trySet()` returns true for the first caller only.
