@@ -23,7 +23,7 @@ extension ObjectTree {
             }
             s.status.loaded = false
             s.status.loadError = nil
-            if previous != nil {
+            if previous != nil || (!wasKnown && owner == nil) {
                 s.status.owner = nil
                 let gone = ObjectTreeEvent.ownerChanged(nil)
                 batch.append((gone, Self.observers(of: gone, in: s)))

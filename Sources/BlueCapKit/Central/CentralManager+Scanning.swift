@@ -1,0 +1,168 @@
+// CentralManager: scanning (Adapter1.SetDiscoveryFilter + StartDiscovery), client-side filtering, watchdog.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+
+/// One `startScanning` call.
+struct ScanSession {
+    let id: Int
+    let promise: StreamPromise<Peripheral>
+    let adapter: ObjectPath
+    let uuids: Set<BLEUUID>
+    let options: ScanOptions
+    var reported: Set<ObjectPath> = []
+    var restarts = 0
+
+    var filter: Adapter1.DiscoveryFilter {
+        Adapter1.DiscoveryFilter(uuids: uuids.map(\.uuidString).sorted(), rssi: options.rssiThreshold,
+                                 transport: options.transport, duplicateData: options.allowDuplicates,
+                                 pattern: options.pattern)
+    }
+}
+
+extension CentralManager {
+    /// How many times a scan is restarted after BlueZ stopped discovery on its own.
+    static let scanRestartLimit = 20
+
+    /// Scans (`org.bluez.Adapter1.SetDiscoveryFilter`, then `StartDiscovery`) and yields each
+    /// peripheral found: once per scan, or on every advertisement update with
+    /// `options.allowDuplicates`. UUIDs, RSSI and pattern are checked again on our side, since
+    /// bluetoothd merges every client's filter. If BlueZ stops discovering while we scan, discovery
+    /// is started again (driven by `Adapter1.Discovering` changes). With `timeout`, the scan
+    /// stops and the stream finishes after it. A new scan replaces the previous one. Fails with
+    /// ``CentralManagerError/notPoweredOn(_:)`` unless `.poweredOn`.
+    public func startScanning(forServiceUUIDs uuids: [BLEUUID]? = nil, capacity: Int = 100, timeout: Duration? = nil,
+                              options: ScanOptions = ScanOptions()) -> FutureStream<Peripheral> {
+        let promise = StreamPromise<Peripheral>(capacity: max(1, capacity))
+        guard let connection, let tracker else {
+            promise.finish(throwing: busUnavailable)
+            return promise.stream
+        }
+        let snapshot = tracker.snapshot
+        guard snapshot.state == .poweredOn, let adapterPath = snapshot.adapter else {
+            promise.finish(throwing: CentralManagerError.notPoweredOn(snapshot.state))
+            return promise.stream
+        }
+        let (session, previous) = inner.withLock { s -> (ScanSession, ScanSession?) in
+            s.nextScan += 1
+            let session = ScanSession(id: s.nextScan, promise: promise, adapter: adapterPath, uuids: Set(uuids ?? []), options: options)
+            let previous = s.scan
+            s.scan = session
+            return (session, previous)
+        }
+        previous?.promise.finish(throwing: CentralManagerError.scanReplaced)
+        beginDiscovery(Adapter1(connection: connection, path: adapterPath), session: session)
+        if let timeout {
+            after(timeout) { [weak self] in self?.stopScanning(id: session.id) }
+        }
+        return promise.stream
+    }
+
+    /// Stops scanning (`org.bluez.Adapter1.StopDiscovery`) and finishes the scan stream.
+    public func stopScanning() { stopScanning(id: nil) }
+
+    /// Whether a scan is running.
+    public var isScanning: Bool { inner.withLock { $0.scan != nil } }
+
+    private func stopScanning(id: Int?) {
+        let session = inner.withLock { s -> ScanSession? in
+            guard let scan = s.scan, id == nil || scan.id == id else { return nil }
+            s.scan = nil
+            return scan
+        }
+        guard let session, let connection else { return }
+        // The stream finishes once bluetoothd has ended our discovery session.
+        Adapter1(connection: connection, path: session.adapter).stopDiscovery { result in
+            if case .failure(let e) = result { BlueZLog.debug("StopDiscovery: \(e)") }
+            session.promise.finish()
+        }
+    }
+
+    /// SetDiscoveryFilter then StartDiscovery; reports devices already being heard.
+    private func beginDiscovery(_ adapter: Adapter1, session: ScanSession) {
+        adapter.setDiscoveryFilter(session.filter) { [weak self] result in
+            guard let self else { return }
+            if case .failure(let e) = result { return self.endScan(id: session.id, error: .scanFailed(e)) }
+            adapter.startDiscovery { [weak self] result in
+                guard let self else { return }
+                if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
+                for path in self.tree?.paths(withInterface: Device1.interface, under: session.adapter) ?? [] {
+                    self.consider(path, update: false)
+                }
+            }
+        }
+    }
+
+    private func endScan(id: Int, error: CentralManagerError) {
+        let session = inner.withLock { s -> ScanSession? in
+            guard let scan = s.scan, scan.id == id else { return nil }
+            s.scan = nil
+            return scan
+        }
+        session?.promise.finish(throwing: error)
+    }
+
+    // MARK: - Tree events
+
+    /// One tree event (owner thread): device reports and the discovery watchdog.
+    func treeEvent(_ event: ObjectTreeEvent) {
+        switch event {
+        case .interfacesAdded(let path, let ifaces) where ifaces[Device1.interface] != nil:
+            consider(path, update: false)
+        case .propertiesChanged(let path, let interface, let changed, _) where interface == Device1.interface:
+            let advertising = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
+            if advertising.contains(where: { changed[$0] != nil }) { consider(path, update: true) }
+        case .propertiesChanged(let path, let interface, let changed, _) where interface == Adapter1.interface:
+            if changed["Discovering"] == .bool(false) { discoveryStopped(adapter: path) }
+        default:
+            break
+        }
+    }
+
+    /// Yields the device at `path` if a scan is on and it passes the scan's filter.
+    private func consider(_ path: ObjectPath, update: Bool) {
+        guard let tree, let raw = tree.properties(at: path, interface: Device1.interface) else { return }
+        let props = Device1.Properties(raw, path: path)
+        let promise = inner.withLock { s -> StreamPromise<Peripheral>? in
+            guard var scan = s.scan, path.isDescendant(of: scan.adapter, orSelf: false) else { return nil }
+            guard let rssi = props.rssi else { return nil }  // not heard in this discovery
+            if let threshold = scan.options.rssiThreshold, rssi < threshold { return nil }
+            if !scan.uuids.isEmpty {
+                let advertised = Set((props.uuids ?? []).compactMap { BLEUUID(string: $0) })
+                guard !advertised.isDisjoint(with: scan.uuids) else { return nil }
+            }
+            if let pattern = scan.options.pattern, !pattern.isEmpty {
+                let byAddress = (props.address ?? "").uppercased().hasPrefix(pattern.uppercased())
+                let byName = props.name?.hasPrefix(pattern) ?? false
+                guard byAddress || byName else { return nil }
+            }
+            let first = scan.reported.insert(path).inserted
+            guard first || (update && scan.options.allowDuplicates) else { return nil }
+            s.scan = scan
+            return scan.promise
+        }
+        guard let promise, let peripheral = peripheral(for: path) else { return }
+        peripheral.refreshProperties()  // its own observer may run after ours
+        promise.success(peripheral)
+    }
+
+    /// The watchdog: BlueZ stopped discovering while we scan; start again.
+    private func discoveryStopped(adapter path: ObjectPath) {
+        guard let connection else { return }
+        let session = inner.withLock { s -> ScanSession? in
+            guard var scan = s.scan, scan.adapter == path, s.lastState == .poweredOn else { return nil }
+            scan.restarts += 1
+            s.scan = scan
+            return scan
+        }
+        guard let session else { return }
+        guard session.restarts <= Self.scanRestartLimit else {
+            return endScan(id: session.id, error: .scanFailed(BlueZError(
+                kind: .failed, message: "discovery stopped \(session.restarts) times", operation: "org.bluez.Adapter1.StartDiscovery",
+                path: path.rawValue)))
+        }
+        BlueZLog.debug("\(path.rawValue): Discovering turned false while scanning; restarting discovery")
+        beginDiscovery(Adapter1(connection: connection, path: path), session: session)
+    }
+}

@@ -1,0 +1,162 @@
+// CentralManager: the central role over BlueZ.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+import Synchronization
+
+/// The entry point of the central role: adapter state, scanning, and the peripherals found.
+///
+/// ```swift
+/// let manager = CentralManager()
+/// for try await state in manager.whenStateChanges().values where state == .poweredOn { break }
+/// for try await peripheral in manager.startScanning(forServiceUUIDs: [TISensorTag.AccelerometerService.uuid]).values { … }
+/// ```
+///
+/// Futures and streams complete on `context` (the library's serial queue by default); no user
+/// callback is called under a lock of ours.
+public final class CentralManager: Sendable {
+    /// Where callbacks run.
+    public let context: any ExecutionContext
+    /// The adapter asked for (`hci1`), nil for automatic choice.
+    public let adapterName: String?
+    let connection: Connection?
+    let tree: ObjectTree?
+    let tracker: AdapterStateTracker?
+    private let busError: String?
+    let stateStream = StreamPromise<ManagerState>(capacity: 1)
+
+    struct State {
+        var peripherals: [ObjectPath: Peripheral] = [:]
+        var scan: ScanSession?
+        var nextScan = 0
+        var observations: [ObjectTreeObservation] = []
+        var lastState: ManagerState = .unknown
+    }
+    let inner = Mutex(State())
+
+    /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
+    /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.
+    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault) {
+        self.context = context
+        self.adapterName = adapter
+        var conn = connection
+        var failure: String?
+        if conn == nil {
+            do { conn = try Connection(.system) } catch { failure = error.description }
+        }
+        self.connection = conn
+        self.busError = failure
+        if let conn {
+            let tree = ObjectTree.shared(for: conn)
+            self.tree = tree
+            self.tracker = AdapterStateTracker(tree: tree, adapterName: adapter)
+        } else {
+            self.tree = nil
+            self.tracker = nil
+        }
+        start()
+    }
+
+    private func start() {
+        guard let tree, let tracker else {
+            inner.withLock { $0.lastState = .unsupported }
+            stateStream.success(.unsupported)
+            return
+        }
+        let o1 = tracker.observe { [weak self] snapshot in self?.adapterStateChanged(snapshot) }
+        let o2 = tree.observe { [weak self] event in self?.treeEvent(event) }
+        inner.withLock { $0.observations = [o1, o2] }
+        tracker.start()
+    }
+
+    deinit {
+        tracker?.stop()
+        for o in inner.withLock({ $0.observations }) { o.cancel() }
+    }
+
+    // MARK: - State
+
+    /// The adapter state (`org.bluez` owner, adapter presence, `Adapter1.Powered`).
+    public var state: ManagerState { inner.withLock { $0.lastState } }
+
+    /// The adapter in use (`hci0`), nil when none.
+    public var adapter: String? { tracker?.snapshot.adapter.map(Adapter1.name(of:)) }
+
+    /// The state, then each change (`.resetting` while bluetoothd is away, `.poweredOn` once back).
+    /// The stream keeps the latest state: a new subscriber gets it first.
+    public func whenStateChanges() -> FutureStream<ManagerState> { stateStream.stream }
+
+    /// Completes once the state is `.poweredOn`; fails with ``CentralManagerError/notPoweredOn(_:)``
+    /// after `timeout`.
+    public func whenPoweredOn(timeout: Duration = .seconds(10)) -> Future<Void> {
+        let promise = Promise<Void>()
+        let token = CancelToken()
+        stateStream.stream.onSuccess(context: .immediate, cancelToken: token) { s in
+            if s == .poweredOn, promise.success(()) { token.cancel() }
+        }
+        after(timeout) { [weak self] in
+            if promise.failure(CentralManagerError.notPoweredOn(self?.state ?? .unknown)) { token.cancel() }
+        }
+        return promise.future
+    }
+
+    private func adapterStateChanged(_ snapshot: AdapterStateTracker.Snapshot) {
+        let (changed, endedScan) = inner.withLock { s -> (Bool, ScanSession?) in
+            let changed = s.lastState != snapshot.state
+            s.lastState = snapshot.state
+            var ended: ScanSession?
+            if let scan = s.scan, snapshot.state != .poweredOn || snapshot.adapter != scan.adapter {
+                ended = scan
+                s.scan = nil
+            }
+            return (changed, ended)
+        }
+        if changed { stateStream.success(snapshot.state) }
+        endedScan?.promise.finish(throwing: CentralManagerError.adapterUnavailable(snapshot.state))
+    }
+
+    // MARK: - Peripherals
+
+    /// The peripherals discovered so far (and not terminated).
+    public var peripherals: [Peripheral] {
+        inner.withLock { Array($0.peripherals.values) }.sorted { $0.identifier < $1.identifier }
+    }
+
+    /// The peripherals with these identifiers (device object paths) that BlueZ knows or we found.
+    public func retrievePeripherals(withIdentifiers identifiers: [String]) -> [Peripheral] {
+        identifiers.compactMap { id in
+            guard let path = try? ObjectPath(id) else { return nil }
+            if let p = inner.withLock({ $0.peripherals[path] }) { return p }
+            guard tree?.properties(at: path, interface: Device1.interface) != nil else { return nil }
+            return peripheral(for: path)
+        }
+    }
+
+    /// The peripheral for a device path, created on first sight.
+    func peripheral(for path: ObjectPath) -> Peripheral? {
+        guard let connection, let tree else { return nil }
+        let (p, created) = inner.withLock { s -> (Peripheral, Bool) in
+            if let p = s.peripherals[path] { return (p, false) }
+            let p = Peripheral(path: path, connection: connection, tree: tree, context: context) { [weak self] p in
+                self?.inner.withLock { s in if s.peripherals[p.path] === p { s.peripherals.removeValue(forKey: p.path) } }
+            }
+            s.peripherals[path] = p
+            return (p, true)
+        }
+        if created { p.startObserving() }
+        return p
+    }
+
+    /// Stops scanning and terminates every peripheral (disconnecting them); the state stream goes on.
+    public func reset() {
+        stopScanning()
+        let all = inner.withLock { s -> [Peripheral] in
+            defer { s.peripherals = [:] }
+            return Array(s.peripherals.values)
+        }
+        for p in all { p.terminate() }
+    }
+
+    var busUnavailable: CentralManagerError { .busUnavailable(busError ?? "no D-Bus connection") }
+}

@@ -1,0 +1,170 @@
+// Characteristic: a GATT characteristic of a connected peripheral.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+import Synchronization
+
+/// A GATT characteristic (`org.bluez.GattCharacteristic1`) of a ``Service``.
+///
+/// Reads, writes and notification changes go through the device's operation queue: two GATT
+/// operations never run at once on one device.
+public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
+    /// How to write.
+    public enum WriteType: Sendable, Equatable {
+        /// Write Request, acknowledged by the peripheral (`WriteValue` type "request").
+        case withResponse
+        /// Write Command, not acknowledged (`WriteValue` type "command").
+        case withoutResponse
+    }
+
+    /// How notifications reach us.
+    public enum NotificationTransport: Sendable, Equatable {
+        /// `AcquireNotify`: a socket, one datagram per notification.
+        case acquiredSocket
+        /// `StartNotify`: `Value` PropertiesChanged signals.
+        case propertiesChanged
+    }
+
+    enum Notify {
+        case off
+        case starting
+        case started(NotificationTransport, NotificationSocket?)
+    }
+
+    struct State {
+        var properties: GattCharacteristic1.Properties
+        var value: Data?
+        var notify = Notify.off
+        var updates: StreamPromise<(characteristic: Characteristic, data: Data?)>?
+        var resubscribe = false
+        var wantsResubscription = false
+        var acquireUnsupported = false
+    }
+
+    /// The characteristic UUID (`GattCharacteristic1.UUID`).
+    public let uuid: BLEUUID
+    /// The service it belongs to.
+    public let service: Service
+    let path: ObjectPath
+    let state: Mutex<State>
+
+    /// The queue acquired notification sockets are read on.
+    static let socketQueue = DispatchQueue(label: "bluecap.central.notify")
+
+    init(uuid: BLEUUID, path: ObjectPath, service: Service, properties: GattCharacteristic1.Properties) {
+        self.uuid = uuid
+        self.path = path
+        self.service = service
+        state = Mutex(State(properties: properties, value: properties.value))
+    }
+
+    /// The peripheral.
+    public var peripheral: Peripheral { service.peripheral }
+    /// The BlueZ object path.
+    public var objectPath: String { self.path.rawValue }
+    var proxy: GattCharacteristic1 { GattCharacteristic1(connection: peripheral.connection, path: path) }
+
+    private var currentProperties: GattCharacteristic1.Properties {
+        if let raw = peripheral.tree.properties(at: path, interface: GattCharacteristic1.interface) {
+            let p = GattCharacteristic1.Properties(raw, path: path)
+            self.state.withLock { $0.properties = p }
+            return p
+        }
+        return self.state.withLock { $0.properties }
+    }
+
+    /// The properties, from `GattCharacteristic1.Flags`.
+    public var properties: CharacteristicProperties { CharacteristicProperties(bluezFlags: flags) }
+    /// `GattCharacteristic1.Flags` as BlueZ reports them.
+    public var flags: [String] { currentProperties.flags ?? [] }
+    /// The ATT MTU (`GattCharacteristic1.MTU`, or the one `AcquireNotify` returned).
+    public var mtu: UInt16? {
+        if case .started(_, let socket?) = self.state.withLock({ $0.notify }) { return socket.mtu }
+        return currentProperties.mtu
+    }
+    /// The last value read or notified.
+    public var value: Data? { self.state.withLock { $0.value } }
+    /// Whether notifications are on (started by us).
+    public var isNotifying: Bool {
+        if case .started = self.state.withLock({ $0.notify }) { return true }
+        return false
+    }
+    /// How notifications arrive, while on.
+    public var notificationTransport: NotificationTransport? {
+        if case .started(let t, _) = self.state.withLock({ $0.notify }) { return t }
+        return nil
+    }
+
+    /// The value decoded as `T` (nil when there is none or it does not decode).
+    public func value<T: Deserializable>(as type: T.Type) -> T? {
+        guard let v = value else { return nil }
+        return SerDe.deserialize(v, as: T.self)
+    }
+
+    /// The descriptors (`org.bluez.GattDescriptor1` objects below the characteristic).
+    public var descriptors: [Descriptor] {
+        peripheral.tree.paths(withInterface: GattDescriptor1.interface, under: path)
+            .compactMap { peripheral.descriptor(at: $0, characteristic: self) }
+    }
+
+    /// The descriptor with `uuid`, if present.
+    public func descriptor(_ uuid: BLEUUID) -> Descriptor? { descriptors.first { $0.uuid == uuid } }
+
+    // MARK: - Read and write
+
+    /// Reads the value (`org.bluez.GattCharacteristic1.ReadValue`); ``value`` holds it after.
+    public func read(timeout: Duration = .seconds(10)) -> Future<Characteristic> {
+        let operation = "Characteristic.read (org.bluez.GattCharacteristic1.ReadValue)"
+        let promise = Promise<Characteristic>()
+        guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            proxy.readValue(timeout: timeout) { result in
+                switch result {
+                case .success(let data):
+                    self.state.withLock { $0.value = data }
+                    promise.success(self)
+                case .failure(let e):
+                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
+                }
+                finish()
+            }
+        }, fail: { promise.failure($0) })
+        return promise.future
+    }
+
+    /// Writes `data` (`org.bluez.GattCharacteristic1.WriteValue` with type "request" for
+    /// `.withResponse`, "command" for `.withoutResponse`).
+    public func write(data: Data, timeout: Duration = .seconds(10), type: WriteType = .withResponse) -> Future<Characteristic> {
+        let operation = "Characteristic.write (org.bluez.GattCharacteristic1.WriteValue)"
+        let promise = Promise<Characteristic>()
+        guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: timeout) { result in
+                switch result {
+                case .success: promise.success(self)
+                case .failure(let e):
+                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
+                }
+                finish()
+            }
+        }, fail: { promise.failure($0) })
+        return promise.future
+    }
+
+    /// Writes `value` serialized with ``SerDe`` (`org.bluez.GattCharacteristic1.WriteValue`).
+    public func write<T: Deserializable>(_ value: T, timeout: Duration = .seconds(10), type: WriteType = .withResponse) -> Future<Characteristic> {
+        write(data: SerDe.serialize(value), timeout: timeout, type: type)
+    }
+
+    func failed(_ promise: Promise<Characteristic>, _ kind: PeripheralError.Kind, _ operation: String, _ message: String = "") -> Future<Characteristic> {
+        promise.failure(PeripheralError(kind: kind, operation: operation, path: self.path.rawValue, message: message))
+        return promise.future
+    }
+
+    public static func == (a: Characteristic, b: Characteristic) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "Characteristic(\(uuid))" }
+}

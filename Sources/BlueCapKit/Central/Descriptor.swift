@@ -1,0 +1,85 @@
+// Descriptor: a GATT descriptor of a remote characteristic.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+import Synchronization
+
+/// A GATT descriptor (`org.bluez.GattDescriptor1`) of a ``Characteristic``.
+public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
+    /// The descriptor UUID (`GattDescriptor1.UUID`).
+    public let uuid: BLEUUID
+    /// The characteristic it belongs to.
+    public let characteristic: Characteristic
+    let path: ObjectPath
+    private let lastValue = Mutex<Data?>(nil)
+
+    init(uuid: BLEUUID, path: ObjectPath, characteristic: Characteristic) {
+        self.uuid = uuid
+        self.path = path
+        self.characteristic = characteristic
+    }
+
+    private var peripheral: Peripheral { characteristic.service.peripheral }
+    private var proxy: GattDescriptor1 { GattDescriptor1(connection: peripheral.connection, path: path) }
+
+    /// The last value read (or BlueZ's cached `GattDescriptor1.Value`).
+    public var value: Data? {
+        if let v = self.lastValue.withLock({ $0 }) { return v }
+        return peripheral.tree.properties(at: path, interface: GattDescriptor1.interface).map {
+            GattDescriptor1.Properties($0, path: path).value
+        } ?? nil
+    }
+
+    /// Reads the value (`org.bluez.GattDescriptor1.ReadValue`), queued with the device's other GATT operations.
+    public func read(timeout: Duration = .seconds(10)) -> Future<Descriptor> {
+        let operation = "Descriptor.read (org.bluez.GattDescriptor1.ReadValue)"
+        let promise = Promise<Descriptor>()
+        guard peripheral.linkIsUp else {
+            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: self.path.rawValue))
+            return promise.future
+        }
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            proxy.readValue(timeout: timeout) { result in
+                switch result {
+                case .success(let data):
+                    self.lastValue.withLock { $0 = data }
+                    promise.success(self)
+                case .failure(let e):
+                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
+                }
+                finish()
+            }
+        }, fail: { promise.failure($0) })
+        return promise.future
+    }
+
+    /// Writes `data` (`org.bluez.GattDescriptor1.WriteValue`), queued with the device's other GATT operations.
+    public func write(data: Data, timeout: Duration = .seconds(10)) -> Future<Descriptor> {
+        let operation = "Descriptor.write (org.bluez.GattDescriptor1.WriteValue)"
+        let promise = Promise<Descriptor>()
+        guard peripheral.linkIsUp else {
+            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: self.path.rawValue))
+            return promise.future
+        }
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            proxy.writeValue(data, timeout: timeout) { result in
+                switch result {
+                case .success:
+                    self.lastValue.withLock { $0 = data }
+                    promise.success(self)
+                case .failure(let e):
+                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
+                }
+                finish()
+            }
+        }, fail: { promise.failure($0) })
+        return promise.future
+    }
+
+    public static func == (a: Descriptor, b: Descriptor) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "Descriptor(\(uuid))" }
+}

@@ -1,0 +1,197 @@
+// Peripheral: a remote device seen by a CentralManager.
+import BlueZ
+import DBus
+import Dispatch
+import Foundation
+import Futures
+import Synchronization
+
+/// A remote BLE peripheral: an `org.bluez.Device1` object under the manager's adapter.
+///
+/// Properties read the latest `Device1` values BlueZ reported (kept after the object goes away).
+/// Operations return futures completed on the manager's execution context; each is also
+/// awaitable (`try await peripheral.discoverServices().value`).
+public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
+    /// A stable identifier: the device's object path (`/org/bluez/hci0/dev_C0_FF_EE_00_00_01`),
+    /// the same for the same adapter and address across scans and bluetoothd restarts.
+    public let identifier: String
+    /// The device address (`Device1.Address`).
+    public let address: String
+    let path: ObjectPath
+    let connection: Connection
+    let tree: ObjectTree
+    let context: any ExecutionContext
+    let operations = GattOperationQueue()
+    /// Removes the peripheral from its manager (set by the manager).
+    let forget: @Sendable (Peripheral) -> Void
+
+    struct Waiter {
+        let check: @Sendable () -> Bool
+        let fail: @Sendable (PeripheralError) -> Void
+    }
+
+    struct State {
+        var properties: Device1.Properties
+        var lastRSSI: Int16?
+        var session: ConnectSession?
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+        var services: [ObjectPath: Service] = [:]
+        var characteristics: [ObjectPath: Characteristic] = [:]
+        var descriptors: [ObjectPath: Descriptor] = [:]
+        var rssiUpdates: StreamPromise<Int16>?
+        var terminated = false
+        var observation: ObjectTreeObservation?
+    }
+
+    let state: Mutex<State>
+
+    init(path: ObjectPath, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
+         forget: @escaping @Sendable (Peripheral) -> Void) {
+        self.path = path
+        self.identifier = path.rawValue
+        self.connection = connection
+        self.tree = tree
+        self.context = context
+        self.forget = forget
+        let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
+        self.address = props.address ?? Peripheral.address(from: path)
+        state = Mutex(State(properties: props, lastRSSI: props.rssi))
+    }
+
+    /// Starts following the device's objects (called once by the manager).
+    func startObserving() {
+        let observation = tree.observe(subtree: path) { [weak self] event in self?.handle(event) }
+        state.withLock { $0.observation = observation }
+        // Events between the manager's read and the registration are caught up here.
+        refreshProperties()
+    }
+
+    static func address(from path: ObjectPath) -> String {
+        let last = path.rawValue.split(separator: "/").last ?? ""
+        return last.hasPrefix("dev_") ? last.dropFirst(4).replacingOccurrences(of: "_", with: ":") : String(last)
+    }
+
+    // MARK: - Device properties
+
+    /// The advertised or GAP name (`Device1.Name`), nil when the device has none.
+    public var name: String? { state.withLock { $0.properties.name } }
+    /// `Device1.Alias`: the name, or a user-set alias, or the address with dashes.
+    public var alias: String? { state.withLock { $0.properties.alias } }
+    /// The last RSSI in dBm (`Device1.RSSI`; BlueZ only reports it while discovering, the last
+    /// value is kept).
+    public var rssi: Int16? { state.withLock { $0.lastRSSI } }
+    /// The advertising data (`Device1` Name, UUIDs, ManufacturerData, ServiceData, TxPower).
+    public var advertisement: Advertisement { state.withLock { Advertisement($0.properties) } }
+    /// `Device1.Connected`.
+    public var isConnected: Bool { state.withLock { $0.properties.connected ?? false } }
+    /// `Device1.ServicesResolved`.
+    public var servicesResolved: Bool { state.withLock { $0.properties.servicesResolved ?? false } }
+    /// The latest `Device1` snapshot.
+    public var deviceProperties: Device1.Properties { state.withLock { $0.properties } }
+
+    /// The RSSI from the `Device1.RSSI` property, as a future (fails when BlueZ has none: it only
+    /// reports RSSI while discovering).
+    public func readRSSI() -> Future<Int16> {
+        if let rssi { return Future(value: rssi) }
+        return Future(error: PeripheralError(kind: .notSupported, operation: "Peripheral.readRSSI (Device1.RSSI)",
+                                             path: identifier, message: "BlueZ reports RSSI only while discovering"))
+    }
+
+    /// Each new `Device1.RSSI` value (PropertiesChanged), kept `capacity` deep.
+    public func receiveRSSIUpdates(capacity: Int = 10) -> FutureStream<Int16> {
+        state.withLock { s in
+            if let p = s.rssiUpdates { return p.stream }
+            let p = StreamPromise<Int16>(capacity: capacity)
+            s.rssiUpdates = p
+            return p.stream
+        }
+    }
+
+    // MARK: - Events
+
+    func refreshProperties() {
+        guard let raw = tree.properties(at: path, interface: Device1.interface) else { return }
+        let props = Device1.Properties(raw, path: path)
+        state.withLock { s in
+            s.properties = props
+            if let r = props.rssi { s.lastRSSI = r }
+        }
+    }
+
+    /// One event about the device or its GATT objects (owner thread).
+    func handle(_ event: ObjectTreeEvent) {
+        switch event {
+        case .propertiesChanged(let p, let interface, let changed, _) where p == path && interface == Device1.interface:
+            refreshProperties()
+            if let rssi = changed["RSSI"].flatMap({ try? Int16(dbusValue: $0) }) {
+                state.withLock { $0.rssiUpdates }?.success(rssi)
+            }
+            if let connected = changed["Connected"].flatMap({ try? Bool(dbusValue: $0) }) {
+                connectedChanged(connected)
+            }
+        case .interfacesAdded(let p, let ifaces) where p == path && ifaces[Device1.interface] != nil:
+            refreshProperties()
+        case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):
+            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false }
+            deviceRemoved()
+        case .propertiesChanged(let p, let interface, let changed, _) where interface == GattCharacteristic1.interface:
+            if let value = changed["Value"].flatMap({ try? Data(dbusValue: $0) }),
+               let c = state.withLock({ $0.characteristics[p] }) {
+                c.valueChanged(value)
+            }
+        default:
+            break
+        }
+        runWaiters()
+    }
+
+    // MARK: - Waiting for the tree
+
+    /// Subscribe-then-check-then-wait: `check` runs now and after every event of the device's
+    /// subtree until it returns true (it completes its own promise); after `timeout`, `onTimeout` runs.
+    func wait(timeout: Duration, check: @escaping @Sendable () -> Bool, fail: @escaping @Sendable (PeripheralError) -> Void,
+              onTimeout: @escaping @Sendable () -> Void) {
+        let id = state.withLock { s -> Int in
+            s.nextWaiter += 1
+            s.waiters[s.nextWaiter] = Waiter(check: check, fail: fail)
+            return s.nextWaiter
+        }
+        if check() { removeWaiter(id); return }
+        after(timeout) { [weak self] in
+            guard let self, self.removeWaiter(id) != nil else { return }
+            onTimeout()
+        }
+    }
+
+    @discardableResult
+    private func removeWaiter(_ id: Int) -> Waiter? { state.withLock { $0.waiters.removeValue(forKey: id) } }
+
+    private func runWaiters() {
+        let waiters = state.withLock { $0.waiters }
+        for (id, w) in waiters where w.check() { removeWaiter(id) }
+    }
+
+    /// Fails every waiter and queued GATT operation.
+    func failPending(_ kind: PeripheralError.Kind, message: String) {
+        let waiters = state.withLock { s -> [Waiter] in
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for w in waiters { w.fail(PeripheralError(kind: kind, operation: "Peripheral.discoverServices", path: identifier, message: message)) }
+        operations.failAll { PeripheralError(kind: kind, operation: $0, path: self.identifier, message: message) }
+    }
+
+    // MARK: - Hashable
+
+    public static func == (a: Peripheral, b: Peripheral) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "Peripheral(\(address)\(name.map { " \"\($0)\"" } ?? ""))" }
+}
+
+/// Runs `body` after `delay` on a global queue (timers for timeouts and backoff; no polling).
+func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    let (s, atto) = delay.components
+    let nanos = max(0, s * 1_000_000_000 + atto / 1_000_000_000)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos)), execute: body)
+}

@@ -1,0 +1,150 @@
+// ConnectionEvent semantics and transient-error retries, each produced by its simulator fault.
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Central connection events", .serialized, .timeLimit(.minutes(1)))
+struct CentralConnectionTests {
+    let tag = "C0:FF:EE:00:00:01"
+    var device: String { "/org/bluez/hci0/dev_C0_FF_EE_00_00_01" }
+
+    @Test("Connect never answered: .timeout, then .giveUp once timeouts exceed timeoutRetries; a reconnect then connects")
+    func timeoutThenGiveUp() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply, count: 2))
+        let events = try await h.connect(p, timeoutRetries: 1, connectionTimeout: .milliseconds(300))
+        try await events.events.wait(for: 1)
+        #expect(events.events.items == [.timeout])
+        p.reconnect()
+        try await events.events.wait(for: 2)
+        #expect(events.events.items == [.timeout, .giveUp])
+        p.reconnect(withDelay: .milliseconds(20))
+        try await events.events.wait(for: 3)
+        #expect(events.events.items == [.timeout, .giveUp, .connect])
+        #expect(p.isConnected)
+    }
+
+    @Test("a delayed Connect longer than connectionTimeout yields .timeout")
+    func delayedConnect() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.seconds(2)), count: 1))
+        let events = try await h.connect(p, timeoutRetries: 3, connectionTimeout: .milliseconds(200))
+        try await events.events.wait(for: 1)
+        #expect(events.events.items == [.timeout])
+    }
+
+    @Test("the link dropping yields .disconnect; reconnect connects; more drops than disconnectRetries yield .giveUp")
+    func dropLink() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        let events = try await h.connect(p, disconnectRetries: 1)
+        try await events.events.wait(for: 1)
+        h.simulator.dropLink(device: device)
+        try await events.events.wait(for: 2)
+        #expect(events.events.items == [.connect, .disconnect])
+        #expect(!p.isConnected)
+        p.reconnect()
+        try await events.events.wait(for: 3)
+        h.simulator.dropLink(device: device)
+        try await events.events.wait(for: 4)
+        #expect(events.events.items == [.connect, .disconnect, .connect, .giveUp])
+        p.terminate()
+        #expect(!h.manager.peripherals.contains(p))
+    }
+
+    @Test("disconnect() yields .forceDisconnect once, and is idempotent")
+    func forceDisconnect() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        let events = try await h.connect(p)
+        try await events.events.wait(for: 1)
+        p.disconnect()
+        p.disconnect()
+        try await events.events.wait(for: 2)
+        #expect(events.events.items == [.connect, .forceDisconnect])
+        // A further event would only come from a bug; the reconnect shows the stream is still live.
+        p.reconnect()
+        try await events.events.wait(for: 3)
+        #expect(events.events.items == [.connect, .forceDisconnect, .connect])
+    }
+
+    @Test("InProgress and le-connection-abort-by-local from Connect are retried before surfacing")
+    func transientRetries() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 2))
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 1))
+        let events = try await h.connect(p)
+        try await events.events.wait(for: 1)
+        #expect(events.events.items == [.connect])
+        #expect(events.failures.items.isEmpty)
+    }
+
+    @Test("a permanent Connect error is pushed as a PeripheralError naming the call and BlueZ's error")
+    func permanentFailure() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.notAuthorized), count: 1))
+        let stream = p.connect()
+        let result = try await withDeadline(.seconds(5)) { () async -> PeripheralError? in
+            do { for try await _ in stream.values {} } catch let e as PeripheralError { return e } catch {}
+            return nil
+        }
+        let error = try #require(result)
+        #expect(error.kind == .bluez)
+        #expect(error.bluez?.kind == .notAuthorized)
+        #expect(error.operation.contains("org.bluez.Device1.Connect"))
+        #expect(error.path == device)
+    }
+
+    @Test("twenty simulated devices connect at once and each reads its characteristic")
+    func twentyDevices() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        let addresses = (10..<30).map { "C0:FF:EE:00:01:\($0)" }
+        for a in addresses { h.simulator.add(sensorTag(a)) }
+        let found = Collector<Peripheral>()
+        h.manager.startScanning(forServiceUUIDs: [accelerometerService]).onSuccess(context: .immediate) { found.append($0) }
+        let peripherals = try await found.wait(for: 20)
+        h.manager.stopScanning()
+        #expect(Set(peripherals.map(\.address)) == Set(addresses))
+        let connected = Collector<String>()
+        for p in peripherals {
+            p.connect().onSuccess(context: .immediate) { if $0.connectionEvent == .connect { connected.append($0.peripheral.address) } }
+        }
+        try await connected.wait(for: 20)
+        let values = try await withDeadline(.seconds(10)) {
+            try await withThrowingTaskGroup(of: UInt8?.self) { group in
+                for p in peripherals {
+                    group.addTask {
+                        _ = try await p.discoverServices([accelerometerService]).value
+                        let c = try require(p.service(accelerometerService)?.characteristic(accelerometerPeriod))
+                        return try await c.read().value.value(as: UInt8.self)
+                    }
+                }
+                var out: [UInt8?] = []
+                for try await v in group { out.append(v) }
+                return out
+            }
+        }
+        #expect(values.count == 20 && values.allSatisfy { $0 == 100 })
+        #expect(h.manager.peripherals.filter(\.isConnected).count == 20)
+    }
+}
