@@ -58,6 +58,7 @@ extension Characteristic {
                 let kept = self.state.withLock { s -> Bool in
                     guard case .starting = s.notify else { return false }
                     s.notify = .started(.acquiredSocket, socket)
+                    s.socketLost = false
                     return true
                 }
                 if kept { promise.success(self) } else {
@@ -101,6 +102,7 @@ extension Characteristic {
             s.notify = .off
             s.resubscribe = false
             s.wantsResubscription = false
+            s.socketLost = false
             let u = s.updates
             s.updates = nil
             return (n, u)
@@ -168,7 +170,12 @@ extension Characteristic {
 
     /// BlueZ closed the acquired socket (link lost or notifications stopped remotely).
     func socketClosed() {
-        self.state.withLock { s in if case .started(.acquiredSocket, _) = s.notify { s.notify = .off } }
+        self.state.withLock { s in
+            if case .started(.acquiredSocket, _) = s.notify {
+                s.notify = .off
+                s.socketLost = true
+            }
+        }
     }
 
     /// Whether notifications should be turned on again after a reconnection.
@@ -182,9 +189,10 @@ extension Characteristic {
             switch s.notify {
             case .started(_, let sock): socket = sock; wasOn = true
             case .starting: wasOn = true
-            case .off: break
+            case .off: wasOn = s.socketLost
             }
             s.notify = .off
+            s.socketLost = false
             if wasOn && s.resubscribe && kind != .terminated {
                 s.wantsResubscription = true
                 return (socket, nil)
