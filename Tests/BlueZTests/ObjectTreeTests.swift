@@ -89,7 +89,9 @@ struct ObjectTreeTests {
         let firstOwner = h.tree.status.owner
         let mark = h.events.items.count
         try await h.simulator.restart()
-        try await h.waitUntil("reloaded") { h.tree.status.loaded && h.tree.status.owner != firstOwner }
+        try await h.waitUntil("reloaded") {
+            h.tree.status.owner != firstOwner && h.events.items[mark...].contains { if case .loaded = $0 { true } else { false } }
+        }
         let after = Array(h.events.items[mark...])
         let gone = try #require(after.firstIndex { if case .ownerChanged(nil) = $0 { true } else { false } })
         let removedDevice = try #require(after.firstIndex {

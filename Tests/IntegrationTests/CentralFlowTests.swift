@@ -81,7 +81,9 @@ struct CentralFlowTests {
         }
         let data = try #require(service.characteristic(accelerometerData))
         _ = try await data.startNotifying().value
-        let task = Task {
+        // startNotifying opened the update stream, which keeps what arrives before we iterate.
+        for i in 1...3 { h.simulator.notify(peripheral: tag, characteristic: accelerometerData.uuidString, value: Data([UInt8(i)])) }
+        let values = try await withDeadline(.seconds(5)) {
             var values: [UInt8] = []
             for try await update in data.receiveNotificationUpdates().values {
                 values.append(update.data?.first ?? 0)
@@ -89,9 +91,6 @@ struct CentralFlowTests {
             }
             return values
         }
-        // The stream replays kept values, so notifying before the loop subscribes loses nothing.
-        for i in 1...3 { h.simulator.notify(peripheral: tag, characteristic: accelerometerData.uuidString, value: Data([UInt8(i)])) }
-        let values = try await withDeadline(.seconds(5)) { try await task.value }
         #expect(values == [1, 2, 3])
         #expect(p.isConnected)
     }

@@ -19,6 +19,8 @@ extension Characteristic {
         }
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         self.state.withLock { $0.resubscribe = resubscribeOnReconnect }
+        // Open the update stream now: notifications arriving before the app subscribes are kept.
+        _ = receiveNotificationUpdates()
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
@@ -58,10 +60,13 @@ extension Characteristic {
                 let kept = self.state.withLock { s -> Bool in
                     guard case .starting = s.notify else { return false }
                     s.notify = .started(.acquiredSocket, socket)
-                    s.socketLost = false
+                    s.endedByBlueZ = false
                     return true
                 }
-                if kept { promise.success(self) } else {
+                if kept {
+                    socket.start()
+                    promise.success(self)
+                } else {
                     socket.close()
                     promise.failure(PeripheralError(kind: .disconnected, operation: operation, path: self.path.rawValue))
                 }
@@ -82,7 +87,7 @@ extension Characteristic {
         proxy.startNotify(timeout: timeout) { [self] result in
             switch result {
             case .success:
-                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil) } }
+                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil); s.endedByBlueZ = false } }
                 promise.success(self)
             case .failure(let e):
                 self.state.withLock { $0.notify = .off }
@@ -102,7 +107,6 @@ extension Characteristic {
             s.notify = .off
             s.resubscribe = false
             s.wantsResubscription = false
-            s.socketLost = false
             let u = s.updates
             s.updates = nil
             return (n, u)
@@ -134,7 +138,8 @@ extension Characteristic {
     }
 
     /// The notifications, as `(characteristic, data)`; one stream per characteristic, created by
-    /// the first call with `capacity` (the number of updates kept for replay to new subscribers).
+    /// the first call (or by ``startNotifying(timeout:resubscribeOnReconnect:)`` with capacity 100)
+    /// with `capacity`, the number of updates kept for replay to new subscribers.
     /// It finishes on ``stopNotifying(timeout:)``, and on a link drop unless re-subscription is on.
     public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<(characteristic: Characteristic, data: Data?)> {
         self.state.withLock { s in
@@ -173,7 +178,7 @@ extension Characteristic {
         self.state.withLock { s in
             if case .started(.acquiredSocket, _) = s.notify {
                 s.notify = .off
-                s.socketLost = true
+                s.endedByBlueZ = true
             }
         }
     }
@@ -189,10 +194,12 @@ extension Characteristic {
             switch s.notify {
             case .started(_, let sock): socket = sock; wasOn = true
             case .starting: wasOn = true
-            case .off: wasOn = s.socketLost
+            case .off: break
             }
             s.notify = .off
-            s.socketLost = false
+            // The socket may have reported the end before the link change did.
+            wasOn = wasOn || s.endedByBlueZ
+            s.endedByBlueZ = false
             if wasOn && s.resubscribe && kind != .terminated {
                 s.wantsResubscription = true
                 return (socket, nil)

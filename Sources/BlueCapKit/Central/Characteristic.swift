@@ -40,10 +40,8 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         var resubscribe = false
         var wantsResubscription = false
         var acquireUnsupported = false
-        /// BlueZ closed the acquired socket while notifications were on (it does so when the
-        /// link drops, possibly before `Connected` turns false): the drop still counts as
-        /// "notifications were on" for re-subscription and for finishing the update stream.
-        var socketLost = false
+        /// BlueZ closed the acquired socket while notifications were on (link going down).
+        var endedByBlueZ = false
     }
 
     /// The characteristic UUID (`GattCharacteristic1.UUID`).

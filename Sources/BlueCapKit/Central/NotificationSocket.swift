@@ -17,7 +17,7 @@ final class NotificationSocket: @unchecked Sendable {
     /// The MTU BlueZ reported.
     let mtu: UInt16
 
-    /// Starts reading `fd` on `queue`; `onData` gets each datagram, `onClose` runs once at the end
+    /// Prepares reading `fd` on `queue` (``start()`` begins); `onData` gets each datagram, `onClose` runs once at the end
     /// (not when ``close()`` is called by us).
     init(fd: FileDescriptor, mtu: UInt16, queue: DispatchQueue,
          onData: @escaping @Sendable (Data) -> Void, onClose: @escaping @Sendable () -> Void) {
@@ -48,8 +48,10 @@ final class NotificationSocket: @unchecked Sendable {
         }
         // The FileDescriptor (owner of the fd) lives until the source is cancelled.
         source.setCancelHandler { withExtendedLifetime(fd) {} }
-        source.resume()
     }
+
+    /// Starts delivering (call once, after recording the socket).
+    func start() { source.resume() }
 
     /// Closes the socket from our side (ends the notification session). Idempotent.
     func close() {

@@ -113,10 +113,17 @@ public final class BlueZSimulator: @unchecked Sendable {
             appSignals.removeAll()
             tree.clear()
             connection.close()
+            // Work still scheduled on the model must not reach this object once it is gone.
+            core.setSink { _ in }
+            core.store.silentSink = nil
         }
     }
 
-    deinit { connection.close() }
+    deinit {
+        core.setSink { _ in }
+        core.store.silentSink = nil
+        connection.close()
+    }
 
     // MARK: Executor
 
