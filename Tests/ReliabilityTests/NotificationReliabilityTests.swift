@@ -53,6 +53,7 @@ struct NotificationReliabilityTests {
         gate.append(true)
         let seen = try await withDeadline(.seconds(10)) { try await consumer.value }
         // One in hand plus at most `capacity` buffered; what was kept is the newest, in order.
+        print("slow async consumer: burst of 10,000 in \(burst.duration), consumer saw \(seen.count), RSS \(rssBefore) → \(rssAfter) kB")
         #expect(seen.count <= capacity + 1, "consumer saw \(seen.count)")
         #expect(seen.last == 9_999)
         #expect(Array(seen.dropFirst()) == Array((10_000 - (seen.count - 1))..<10_000))
@@ -148,6 +149,7 @@ struct NotificationReliabilityTests {
         #expect(transports.filter { $0 == .propertiesChanged }.count == 25)
         #expect(transports.filter { $0 == .acquiredSocket }.count == 25)
         let five = try need(counts[5], "counters at 5"), fifty = try need(counts[50], "counters at 50")
+        print("match rules: AddMatch \(five.addMatch) / RemoveMatch \(five.removeMatch) with 5 devices, \(fifty.addMatch) / \(fifty.removeMatch) with 50")
         #expect(fifty.addMatch == five.addMatch, "AddMatch: \(five.addMatch) with 5 devices, \(fifty.addMatch) with 50")
         #expect(fifty.addMatch - fifty.removeMatch <= 10, "active rules: \(fifty.addMatch - fifty.removeMatch)")
     }
