@@ -46,10 +46,12 @@ test-vm: deps
 ## Sanitizers: separate scratch paths so they never invalidate the plain build.
 SANITIZE_SUITES ?= ReliabilityTests|IntegrationTests|DBusTests|FuturesTests
 
+## -DBLUECAP_TSAN: Mutex becomes a pthread mutex (DBus.PthreadMutex), which TSan sees.
+TSAN_FLAGS := --sanitize=thread --scratch-path .build/tsan -Xswiftc -DBLUECAP_TSAN
+
 tsan: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
-		--filter '$(SANITIZE_SUITES)'
+	$(SWIFT) build --build-tests $(TSAN_FLAGS)
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build $(TSAN_FLAGS) --filter '$(SANITIZE_SUITES)'
 
 asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan

@@ -26,6 +26,10 @@ func tag(_ address: String, extraServiceFirst: Bool = false, dataUUID: BLEUUID =
     }
 }
 
+/// How soon "at once" must be: far below the 20–30 s timeouts of the operations it is checked
+/// against, with room for a loaded 2-core machine or a sanitizer build.
+let promptly: Duration = .seconds(8)
+
 /// `n` distinct addresses `C0:FF:EE:00:xx:yy`.
 func addresses(_ n: Int, block: Int = 0) -> [String] {
     (0..<n).map { String(format: "C0:FF:EE:%02X:%02X:%02X", block, $0 / 256, $0 % 256) }
