@@ -4,8 +4,11 @@
 #                  unit + bus (swift test, private dbus-daemons) and real BlueZ (qemu VM)
 #   make demo      install what is missing, then stream 20 samples from a simulated SensorTag
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
-#   make tsan      the unit and bus tiers under ThreadSanitizer
-#   make asan      the unit and bus tiers under AddressSanitizer
+#   make tsan      the bus-tier suites under ThreadSanitizer   (SANITIZE_SUITES to change which)
+#   make asan      the bus-tier suites under AddressSanitizer (LeakSanitizer on)
+#   make fuzz      each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus
+#   make soak      SOAK_CYCLES (1000) connect cycles, a SOAK_SECONDS (600) scan storm, RSS/fd
+#                  table, then a leak check (LeakSanitizer) over a short cycle run
 #   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
 #                  BENCH_ARGS=--quick for a short run
 #
@@ -18,7 +21,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps test test-bus test-vm tsan asan demo bench clean
+.PHONY: all build deps test test-bus test-vm tsan asan fuzz soak demo bench clean
 
 all: build
 
@@ -45,11 +48,52 @@ test-vm: deps
 	$(SWIFT) build
 	Scripts/bluez-vm/test-vm
 
+## Sanitizers: separate scratch paths so they never invalidate the plain build.
+SANITIZE_SUITES ?= ReliabilityTests|IntegrationTests|DBusTests|FuturesTests
+
+## -DBLUECAP_TSAN: Mutex becomes a pthread mutex (DBus.PthreadMutex), which TSan sees.
+TSAN_FLAGS := --sanitize=thread --scratch-path .build/tsan -Xswiftc -DBLUECAP_TSAN
+
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) build --build-tests $(TSAN_FLAGS)
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build $(TSAN_FLAGS) --filter '$(SANITIZE_SUITES)'
 
 asan: deps
-	$(SWIFT) test --sanitize=address --scratch-path .build/asan
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan \
+		--filter '$(SANITIZE_SUITES)'
+
+## fuzz: libFuzzer + ASan builds (-DFUZZING selects libFuzzer's driver), each target run for
+## FUZZ_SECONDS on a scratch copy of its corpus (Tests/Fuzz/corpus/<target> stays as committed;
+## crashes land in .build/fuzz/artifacts).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer
+
+fuzz: deps
+	@mkdir -p .build/fuzz/artifacts
+	@for t in $(FUZZ_TARGETS); do \
+		$(SWIFT) build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+			--scratch-path .build/fuzz --product $$t || exit 1; \
+		rm -rf .build/fuzz/corpus-$$t && mkdir -p .build/fuzz/corpus-$$t; \
+		echo "== $$t: $(FUZZ_SECONDS) s"; \
+		.build/fuzz/debug/$$t .build/fuzz/corpus-$$t Tests/Fuzz/corpus/$$t \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 \
+			-artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \
+			| grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
+			|| true; \
+		test -z "$$(ls .build/fuzz/artifacts/$$t-* 2>/dev/null)" || { echo "$$t: crash artifacts in .build/fuzz/artifacts"; exit 1; }; \
+	done
+
+## soak: bounded runs that stop by themselves; then LeakSanitizer over a short cycle run.
+SOAK_CYCLES ?= 1000
+SOAK_SECONDS ?= 600
+LEAK_CYCLES ?= 100
+
+soak: deps
+	$(SWIFT) build -c release --product bluecap-soak
+	.build/release/bluecap-soak all --count $(SOAK_CYCLES) --duration $(SOAK_SECONDS)
+	$(SWIFT) build --sanitize=address --scratch-path .build/asan --product bluecap-soak
+	ASAN_OPTIONS=detect_leaks=1 .build/asan/debug/bluecap-soak cycles --count $(LEAK_CYCLES)
 
 demo: deps
 	$(SWIFT) run -c release central-scanner --accelerometer --simulate --samples 20

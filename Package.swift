@@ -52,5 +52,15 @@ let package = Package(
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
+        // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
+        .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
+        // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.
+        .executableTarget(name: "DBusMessageFuzzer", dependencies: ["DBus", "BlueZ"],
+                          path: "Tests/Fuzz/DBusMessageFuzzer", swiftSettings: strict),
+        .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit"],
+                          path: "Tests/Fuzz/SerDeFuzzer", swiftSettings: strict),
+        // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
+        .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"],
+                          path: "Tests/Soak", swiftSettings: strict),
     ]
 )

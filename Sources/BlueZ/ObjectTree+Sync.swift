@@ -90,9 +90,23 @@ extension ObjectTree {
             return
         }
         var batch: [(ObjectTreeEvent, [Handler])] = []
+        var rejected: [String] = []
         state.withLock { s in
             // Before the snapshot arrives, every signal is already reflected in it.
             guard s.status.loaded, let owner = s.status.owner, m.sender == nil || m.sender == owner else { return }
+            var event = event
+            // A BlueZ property never changes type: a property keeps the type it was published
+            // with, and a change of another type is bad input that must not replace the good
+            // value (nor reach observers).
+            if case .propertiesChanged(let path, let interface, let changed, let invalidated) = event,
+               let cached = s.objects[path]?[interface] {
+                let kept = changed.filter { name, value in cached[name].map { $0.type == value.type } ?? true }
+                if kept.count != changed.count {
+                    rejected = changed.keys.filter { kept[$0] == nil }.sorted()
+                        .map { "\($0): \(changed[$0]!.signature) instead of \(cached[$0]!.signature)" }
+                    event = .propertiesChanged(path, interface: interface, changed: kept, invalidated: invalidated)
+                }
+            }
             switch event {
             case .interfacesAdded(let path, let ifaces):
                 s.objects[path, default: [:]].merge(ifaces) { _, new in new }
@@ -109,6 +123,7 @@ extension ObjectTree {
             }
             batch.append((event, Self.observers(of: event, in: s)))
         }
+        if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(m): \(rejected.joined(separator: ", "))") }
         deliver(batch)
     }
 

@@ -31,6 +31,11 @@ extension Characteristic {
                 promise.success(self)
                 return finish()
             }
+            if let stale = replacedError(operation) {
+                self.state.withLock { s in if case .starting = s.notify { s.notify = .off } }
+                promise.failure(stale)
+                return finish()
+            }
             if begin.acquire {
                 acquire(timeout: timeout, operation: operation, promise: promise, finish: finish)
             } else {

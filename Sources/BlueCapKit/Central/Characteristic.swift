@@ -122,6 +122,10 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            if let stale = replacedError(operation) {
+                promise.failure(stale)
+                return finish()
+            }
             proxy.readValue(timeout: timeout) { result in
                 switch result {
                 case .success(let data):
@@ -144,6 +148,10 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+            if let stale = replacedError(operation) {
+                promise.failure(stale)
+                return finish()
+            }
             proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: timeout) { result in
                 switch result {
                 case .success: promise.success(self)
@@ -159,6 +167,18 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// Writes `value` serialized with ``SerDe`` (`org.bluez.GattCharacteristic1.WriteValue`).
     public func write<T: Deserializable>(_ value: T, timeout: Duration = .seconds(10), type: WriteType = .withResponse) -> Future<Characteristic> {
         write(data: SerDe.serialize(value), timeout: timeout, type: type)
+    }
+
+    /// A failure when the object at our path now holds another characteristic: after a
+    /// firmware update changes the device's services, BlueZ may reuse the path for a different
+    /// attribute, and the call would reach it. Checked as each operation starts. (A path that is
+    /// simply gone is left to BlueZ, which answers `UnknownObject`.)
+    func replacedError(_ operation: String) -> PeripheralError? {
+        guard let raw = peripheral.tree.properties(at: path, interface: GattCharacteristic1.interface),
+              let now = GattCharacteristic1.Properties(raw, path: path).uuid.flatMap({ BLEUUID(string: $0) }),
+              now != uuid else { return nil }
+        return PeripheralError(kind: .notFound, operation: operation, path: path.rawValue,
+                               message: "\(path.rawValue) is now characteristic \(now), not \(uuid): the device's services changed; discover them again")
     }
 
     func failed(_ promise: Promise<Characteristic>, _ kind: PeripheralError.Kind, _ operation: String, _ message: String = "") -> Future<Characteristic> {

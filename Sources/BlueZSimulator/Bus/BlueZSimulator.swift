@@ -168,6 +168,12 @@ extension BlueZSimulator {
         sync { $0.updatePeripheral(address.uppercased(), change) }
     }
 
+    /// Fault: a firmware update changes the peripheral's GATT database (links drop; the next
+    /// connection publishes the new services, with new handles and object paths).
+    public func replaceServices(peripheral address: String, with spec: SimulatedPeripheral) {
+        sync { $0.replaceServices(address.uppercased(), spec.services) }
+    }
+
     /// Moves a peripheral in or out of range of adapters (nil: all; empty: none).
     public func setRange(_ address: String, adapters: Set<Int>?) { sync { $0.setRange(address.uppercased(), adapters: adapters) } }
 

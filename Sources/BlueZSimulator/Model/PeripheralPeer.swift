@@ -10,7 +10,7 @@ import Foundation
 // closures running on that same queue may capture it.
 final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     private(set) var spec: SimulatedPeripheral
-    let database: GattDatabase
+    private(set) var database: GattDatabase
     private var values: [UInt16: [UInt8]] = [:]
     /// Whether the peripheral is advertising (can be switched off to simulate it going silent).
     var advertising = true
@@ -18,6 +18,18 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     init(spec: SimulatedPeripheral) {
         self.spec = spec
         self.database = GattDatabase(spec: spec.services)
+        loadValues()
+    }
+
+    /// A firmware update: a new GATT database (new handles) with its initial values.
+    func replaceServices(_ services: [SimulatedService]) {
+        spec.services = services
+        database = GattDatabase(spec: services)
+        values.removeAll()
+        loadValues()
+    }
+
+    private func loadValues() {
         for (s, service) in spec.services.enumerated() {
             for (c, chrc) in service.characteristics.enumerated() {
                 let db = database.services[s].characteristics[c]

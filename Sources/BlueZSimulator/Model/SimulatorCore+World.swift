@@ -31,6 +31,19 @@ extension SimulatorCore {
         reportEverywhere(peer, range: range)
     }
 
+    /// A firmware update: the peripheral reboots (its links drop, as on a supervision timeout)
+    /// and comes back with `services` (new handles, so new GATT object paths on the next
+    /// connection, some of which may reuse old paths for other attributes).
+    public func replaceServices(_ address: String, _ services: [SimulatedService]) {
+        guard let (peer, _) = peripherals[address] else { return }
+        for a in adapters.values {
+            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+                linkLost(d, reason: .failed("le-connection-abort-by-remote"))
+            }
+        }
+        peer.replaceServices(services)
+    }
+
     /// Moves a peripheral in or out of range; out of range drops its links.
     public func setRange(_ address: String, adapters range: Set<Int>?) {
         guard let (peer, _) = peripherals[address] else { return }

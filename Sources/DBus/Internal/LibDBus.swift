@@ -209,6 +209,28 @@ enum LibDBus {
     static func setNoReply(_ m: RawMessage) { dbus_message_set_no_reply(m, 1) }
     static func unref(message: RawMessage) { dbus_message_unref(message) }
 
+    /// Parses a message from its wire bytes (`dbus_message_demarshal`); nil when libdbus rejects them.
+    static func demarshal(_ bytes: UnsafeRawBufferPointer) -> RawMessage? {
+        guard let base = bytes.baseAddress, bytes.count > 0, bytes.count <= Int(Int32.max) else { return nil }
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        let m = dbus_message_demarshal(base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), &error)
+        if dbus_error_is_set(&error) != 0 { dbus_error_free(&error) }
+        return m
+    }
+
+    /// The wire bytes of a message (`dbus_message_marshal`).
+    static func marshal(_ m: RawMessage) -> [UInt8]? {
+        var data: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(m, &data, &length) != 0, let data else { return nil }
+        defer { dbus_free(data) }
+        return [UInt8](UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
+    /// Sets a message's serial (needed before `dbus_message_marshal`).
+    static func setSerial(_ m: RawMessage, _ serial: UInt32) { dbus_message_set_serial(m, serial) }
+
     enum MessageType { case methodCall, methodReturn, error, signal, invalid }
     static func type(_ m: RawMessage) -> MessageType {
         switch dbus_message_get_type(m) {

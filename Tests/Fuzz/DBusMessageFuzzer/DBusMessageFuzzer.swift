@@ -1,0 +1,95 @@
+// DBusMessageFuzzer: arbitrary bytes → dbus_message_demarshal → our value decoding → typed
+// decoding into BlueZ property snapshots, as the object tree does with bus input.
+// Built with `-sanitize=fuzzer` (and -DFUZZING) it is a libFuzzer target; otherwise it replays
+// corpus files, or writes the seed corpus with `--write-corpus DIR`.
+import BlueZ
+@_spi(Fuzzing) import DBus
+import Foundation
+
+// MARK: - Typed decoding
+
+/// Decodes `properties` as each BlueZ interface's snapshot (every property optional and
+/// type-checked: wrong types are dropped, never trapped on).
+func decodeSnapshots(interface: String, _ properties: [String: DBusValue], path: ObjectPath?) {
+    switch interface {
+    case "org.bluez.Adapter1": _ = Adapter1.Properties(properties, path: path)
+    case "org.bluez.Device1": _ = Device1.Properties(properties, path: path)
+    case "org.bluez.GattService1": _ = GattService1.Properties(properties, path: path)
+    case "org.bluez.GattCharacteristic1": _ = GattCharacteristic1.Properties(properties, path: path)
+    case "org.bluez.GattDescriptor1": _ = GattDescriptor1.Properties(properties, path: path)
+    default:
+        // Unknown interface: decode as every snapshot anyway, to reach each decoder with junk.
+        _ = Adapter1.Properties(properties, path: path)
+        _ = Device1.Properties(properties, path: path)
+        _ = GattCharacteristic1.Properties(properties, path: path)
+    }
+}
+
+/// `a{sv}` as a dictionary, nil when the value is something else.
+func propertyMap(_ value: DBusValue) -> [String: DBusValue]? { try? value.as([String: DBusValue].self) }
+
+/// `a{sa{sv}}`.
+func interfaceMap(_ value: DBusValue) -> [String: [String: DBusValue]]? { try? value.as([String: [String: DBusValue]].self) }
+
+/// Runs one message body through the shapes BlueZ sends us.
+func decodeBody(_ m: Message) {
+    let body = m.body
+    // InterfacesAdded (oa{sa{sv}}) and GetManagedObjects entries.
+    if body.count == 2, let path = try? body.decode(ObjectPath.self, at: 0), let ifaces = interfaceMap(body[1]) {
+        for (name, props) in ifaces { decodeSnapshots(interface: name, props, path: path) }
+    }
+    // InterfacesRemoved (oas).
+    if body.count == 2 { _ = try? body.decode([String].self, at: 1) }
+    // PropertiesChanged (sa{sv}as).
+    if body.count == 3, let name = try? body.decode(String.self, at: 0), let changed = propertyMap(body[1]) {
+        decodeSnapshots(interface: name, changed, path: m.path)
+        _ = try? body.decode([String].self, at: 2)
+    }
+    // GetManagedObjects reply (a{oa{sa{sv}}}).
+    if body.count == 1, let objects = try? body[0].as([ObjectPath: [String: [String: DBusValue]]].self) {
+        for (path, ifaces) in objects { for (name, props) in ifaces { decodeSnapshots(interface: name, props, path: path) } }
+    }
+    // ReadValue reply (ay), AcquireNotify reply (hq) without the fd, NameOwnerChanged (sss).
+    if let first = body.first {
+        _ = try? first.as([UInt8].self)
+        _ = try? first.as(String.self)
+        _ = first.unwrapped
+        _ = first.description
+    }
+    _ = m.description
+}
+
+/// One input.
+func fuzzMessage(_ bytes: UnsafeRawBufferPointer) {
+    guard let m = DBusFuzzing.decode(messageBytes: bytes) else { return }
+    decodeBody(m)
+}
+
+// MARK: - Entry points
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    fuzzMessage(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+
+/// With libFuzzer (-DFUZZING): libFuzzer's driver. Without: replays corpus files, or writes
+/// the seed corpus (`--write-corpus DIR`).
+@main
+struct DBusMessageFuzzerMain {
+    static func main() throws {
+        #if FUZZING
+        exit(FuzzerDriver.run(fuzz))
+        #endif
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "--write-corpus", arguments.count == 2 {
+            let written = try SeedCorpus.write(to: arguments[1])
+            print("DBusMessageFuzzer: wrote \(written) seed message(s) to \(arguments[1])")
+            return
+        }
+        let replayed = CorpusReplay.run(arguments: arguments) { data in
+            data.withUnsafeBytes { fuzzMessage($0) }
+        }
+        print("DBusMessageFuzzer: replayed \(replayed) input(s), no crash")
+    }
+}

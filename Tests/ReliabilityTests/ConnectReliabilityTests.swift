@@ -1,0 +1,85 @@
+// Connect under transient BlueZ errors, many devices at once and repeated (see
+// IntegrationTests/CentralConnectionTests.transientRetries for the single-device case).
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+import Futures
+import Testing
+import TestSupport
+
+@Suite("Reliability: connecting", .serialized, .timeLimit(.minutes(1)))
+struct ConnectReliabilityTests {
+    @Test("ten devices connecting at once through InProgress and le-connection-abort-by-local all connect, no failure surfaces")
+    func transientErrorsUnderLoad() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let wanted = addresses(10)
+        for a in wanted { rig.simulator.add(tag(a)) }
+        let peripherals = try await rig.discover(wanted)
+        // Every device's first Connect gets InProgress, its second le-connection-abort-by-local.
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 10))
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 10))
+        let all = peripherals.map { rig.connect($0) }
+        for (p, e) in zip(peripherals, all) {
+            try await e.events.wait(for: 1, timeout: .seconds(10))
+            #expect(e.events.items == [.connect], "\(p.address)")
+            #expect(e.failures.items.isEmpty, "\(p.address): \(e.failures.items)")
+        }
+        #expect(rig.manager.peripherals.filter(\.isConnected).count == 10)
+    }
+
+    @Test("twenty connect/disconnect cycles with a transient error on every Connect: each cycle is .connect then .forceDisconnect")
+    func repeatedCyclesWithTransientErrors() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let p = try await rig.discover(a)
+        let events = rig.connect(p)
+        let cycles = 20
+        for i in 0..<cycles {
+            if i > 0 {
+                let fault: BlueZErrorReply = i.isMultiple(of: 2) ? .inProgress : .failed("le-connection-abort-by-local")
+                rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(fault), count: 1))
+                p.reconnect()
+            }
+            try await events.events.wait(for: 2 * i + 1)
+            #expect(p.isConnected)
+            p.disconnect()
+            try await events.events.wait(for: 2 * i + 2)
+        }
+        let expected = Array(repeating: [ConnectionEvent.connect, .forceDisconnect], count: cycles).flatMap { $0 }
+        #expect(events.events.items == expected)
+        #expect(events.failures.items.isEmpty)
+    }
+
+    @Test("a transient error that never clears surfaces as a failure after the retry budget, not a hang")
+    func persistentTransientErrorSurfaces() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let p = try await rig.discover(a)
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let events = rig.connect(p, connectionTimeout: .seconds(3))
+        // Either a PeripheralError is pushed or the attempt times out: something arrives in time.
+        let arrived = Collector<Bool>()
+        Task {
+            async let e: Void = { _ = try? await events.events.wait(for: 1, timeout: .seconds(8)); arrived.append(true) }()
+            async let f: Void = { _ = try? await events.failures.wait(for: 1, timeout: .seconds(8)); arrived.append(true) }()
+            _ = await (e, f)
+        }
+        try await arrived.wait(for: 1, timeout: .seconds(9))
+        #expect(clock.now - start < .seconds(8))
+        #expect(!p.isConnected)
+        #expect(!events.failures.items.isEmpty || events.events.items.first == .giveUp || events.events.items.first == .timeout)
+        rig.simulator.clearFaults()
+        p.reconnect()
+        let base = events.events.items.count
+        try await events.events.wait(for: base + 1)
+        #expect(events.events.items.last == .connect)
+    }
+}

@@ -1,0 +1,167 @@
+// Teardown with calls pending never blocks; teardown from inside callbacks; concurrent use.
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+import Futures
+import Testing
+import TestSupport
+
+@Suite("Reliability: teardown and thread safety", .serialized, .timeLimit(.minutes(1)))
+struct TeardownReliabilityTests {
+    @Test("terminate() with a parked read, queued writes, a discovery wait and a pending connect returns at once and fails them all")
+    func terminateWithPendingCalls() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(2)
+        for x in a { rig.simulator.add(tag(x)) }
+        let (p, service, _) = try await rig.ready(a[0])
+        let period = try need(service.characteristic(accPeriod), "period")
+        let data = try need(service.characteristic(accData), "data")
+        let updatesEnded = Collector<String>()
+        data.receiveNotificationUpdates().onFailure(context: .immediate) { updatesEnded.append("\($0)") }
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply))
+        let pending: [Future<Void>] = [
+            period.read(timeout: .seconds(30)).map(context: .immediate) { _ in },
+            period.write(data: Data([1]), timeout: .seconds(30)).map(context: .immediate) { _ in },
+            data.startNotifying(timeout: .seconds(30)).map(context: .immediate) { _ in },
+            p.discoverServices(["180D"], timeout: .seconds(30)).map(context: .immediate) { _ in },
+        ]
+        let other = try await rig.discover(a[1])
+        let connecting = rig.connect(other, connectionTimeout: .seconds(30))
+        let clock = ContinuousClock()
+        let start = clock.now
+        p.terminate()
+        other.terminate()
+        #expect(clock.now - start < .seconds(1), "terminate took \(clock.now - start)")
+        for f in pending {
+            let e = try #require(try await failure(of: f, within: promptly) as? PeripheralError)
+            #expect([.terminated, .disconnected, .notConnected].contains(e.kind), "\(e)")
+        }
+        #expect(clock.now - start < promptly)
+        #expect(!rig.manager.peripherals.contains(p) && !rig.manager.peripherals.contains(other))
+        #expect(connecting.events.items.allSatisfy { $0 != .connect })
+        p.terminate()  // idempotent
+    }
+
+    @Test("closing the client connection with calls pending fails them at once; reset() afterwards does not block")
+    func closeConnectionWithPendingCalls() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let (_, service, _) = try await rig.ready(a)
+        let period = try need(service.characteristic(accPeriod), "period")
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
+        let reads = (0..<5).map { _ in period.read(timeout: .seconds(30)) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        rig.client.close()
+        for r in reads {
+            let e = try #require(try await failure(of: r, within: promptly) as? PeripheralError)
+            // The D-Bus connection itself is gone: BlueZ's error kind says so.
+            #expect(e.kind == .disconnected || e.bluez?.kind == .disconnected, "\(e)")
+        }
+        rig.manager.reset()
+        #expect(clock.now - start < promptly)
+        // Calls on a closed connection fail, never hang.
+        let late = try #require(try await failure(of: period.read(timeout: .seconds(30)), within: promptly) as? PeripheralError)
+        #expect(late.kind != .timeout)
+    }
+
+    @Test("terminate, reset and close called from inside notification and connection callbacks do not deadlock")
+    func teardownFromCallbacks() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(3)
+        for x in a { rig.simulator.add(tag(x)) }
+        let peripherals = try await rig.discover(a)
+        // 1: terminate from the notification callback (socket queue, immediate context).
+        let events0 = rig.connect(peripherals[0])
+        try await events0.events.wait(for: 1)
+        let s0 = try await rig.services(of: peripherals[0])
+        let data0 = try need(s0.characteristic(accData), "data")
+        let done = Collector<String>()
+        data0.receiveNotificationUpdates().onSuccess(context: .immediate) { _ in
+            peripherals[0].terminate()
+            done.append("terminated in notification")
+        }
+        _ = try await data0.startNotifying().value
+        rig.simulator.notify(peripheral: a[0], characteristic: accData.uuidString, value: Data([1]))
+        try await done.wait(for: 1, timeout: promptly)
+        // 2: disconnect + terminate from the connection-event callback (owner thread).
+        peripherals[1].connect().onSuccess(context: .immediate) { e in
+            guard e.connectionEvent == .connect else { return }
+            e.peripheral.disconnect()
+            e.peripheral.terminate()
+            done.append("terminated in connect event")
+        }
+        try await done.wait(for: 2, timeout: promptly)
+        // 3: reset() and close() from a read completion on the default context.
+        let events2 = rig.connect(peripherals[2])
+        try await events2.events.wait(for: 1)
+        let s2 = try await rig.services(of: peripherals[2])
+        let client = rig.client, manager = rig.manager
+        try need(s2.characteristic(accPeriod), "period").read().onComplete(context: .immediate) { _ in
+            manager.reset()
+            client.close()
+            done.append("reset and closed in read completion")
+        }
+        try await done.wait(for: 3, timeout: promptly)
+        #expect(done.items.count == 3)
+    }
+
+    @Test("eight tasks hammering one peripheral (read, write, notify on/off, disconnect, reconnect) for 400 operations: all complete")
+    func concurrentUse() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let (p, service, _) = try await rig.ready(a, disconnectRetries: 1_000)
+        let period = try need(service.characteristic(accPeriod), "period")
+        let data = try need(service.characteristic(accData), "data")
+        let completed = try await withDeadline(.seconds(40), "400 operations") {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var n = 0
+                        for i in 0..<50 {
+                            let f: Future<Void>
+                            switch (worker + i) % 8 {
+                            case 0: f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 1: f = period.write(data: Data([UInt8(i)]), timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 2: f = data.startNotifying(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 3: f = data.stopNotifying(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 4:
+                                if i % 10 == 4 { p.disconnect() }
+                                f = p.discoverServices(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 5:
+                                p.reconnect()
+                                f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            case 6:
+                                _ = p.services.flatMap(\.characteristics).map(\.value)
+                                f = data.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            default:
+                                rig.simulator.notify(peripheral: a, characteristic: accData.uuidString, value: Data([UInt8(i)]))
+                                f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
+                            }
+                            _ = try? await f.value  // success or a PeripheralError: both complete
+                            n += 1
+                        }
+                        return n
+                    }
+                }
+                var total = 0
+                for try await n in group { total += n }
+                return total
+            }
+        }
+        #expect(completed == 400)
+        // Still usable afterwards.
+        p.reconnect()
+        try await waitUntil("connected again", timeout: .seconds(5)) { p.isConnected }
+        _ = try await p.discoverServices([accService]).value
+        _ = try await period.read().value
+    }
+}

@@ -1,0 +1,105 @@
+// A peripheral that never answers: every call fails at its own deadline; late replies are ignored.
+// (IntegrationTests/CentralFaultTests.gattTimeouts covers one read, write and AcquireNotify.)
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+import Futures
+import Testing
+import TestSupport
+
+@Suite("Reliability: timeouts", .serialized, .timeLimit(.minutes(1)))
+struct TimeoutReliabilityTests {
+    @Test("a device that answers nothing: connect, read, write, notify, descriptor read each fail at their deadline, in queue order")
+    func everyCallTimesOutAtItsDeadline() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let (p, service, events) = try await rig.ready(a)
+        let data = try need(service.characteristic(accData), "data")
+        let period = try need(service.characteristic(accPeriod), "period")
+        let ccc = try need(data.descriptor("2902"), "CCC")
+        for member in ["GattCharacteristic1.ReadValue", "GattCharacteristic1.WriteValue", "GattCharacteristic1.AcquireNotify",
+                       "GattCharacteristic1.StartNotify", "GattDescriptor1.ReadValue", "Device1.Connect"] {
+            rig.simulator.inject(MethodFault("org.bluez." + member, action: .noReply))
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let timeouts: [Duration] = [.milliseconds(150), .milliseconds(250), .milliseconds(100), .milliseconds(200)]
+        let calls: [(String, Future<Void>)] = [
+            ("read", period.read(timeout: timeouts[0]).map(context: .immediate) { _ in }),
+            ("write", period.write(data: Data([5]), timeout: timeouts[1]).map(context: .immediate) { _ in }),
+            ("notify", data.startNotifying(timeout: timeouts[2]).map(context: .immediate) { _ in }),
+            ("descriptor", ccc.read(timeout: timeouts[3]).map(context: .immediate) { _ in }),
+        ]
+        // Queued one after another: call k ends at the sum of the deadlines up to k.
+        var expectedEnd: Duration = .zero
+        for (k, (name, future)) in calls.enumerated() {
+            let error = try #require(try await failure(of: future) as? PeripheralError, "\(name)")
+            let elapsed = clock.now - start
+            expectedEnd += timeouts[k]
+            #expect(error.kind == .timeout, "\(name): \(error)")
+            #expect(elapsed >= expectedEnd - .milliseconds(5), "\(name) ended at \(elapsed), deadline \(expectedEnd)")
+            #expect(elapsed < expectedEnd + promptly, "\(name) ended at \(elapsed), deadline \(expectedEnd)")
+        }
+        // Connect after a drop: .timeout at connectionTimeout.
+        rig.simulator.dropLink(device: p.identifier)
+        try await events.events.wait(for: 2)
+        let c0 = clock.now
+        let again = rig.connect(p, timeoutRetries: 5, connectionTimeout: .milliseconds(300))
+        try await again.events.wait(for: 1)
+        #expect(again.events.items == [.timeout])
+        #expect(clock.now - c0 >= .milliseconds(295) && clock.now - c0 < promptly)
+    }
+
+    @Test("replies that arrive after their deadline are ignored: the call stays failed, the next call gets its own answer")
+    func lateRepliesIgnored() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let (_, service, _) = try await rig.ready(a)
+        let period = try need(service.characteristic(accPeriod), "period")
+        let enabled = try need(service.characteristic(accEnabled), "enabled")
+        // ReadValue answered after 400 ms, to a caller that gave up after 100 ms.
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", path: period.objectPath,
+                                         action: .delay(.milliseconds(400)), count: 1))
+        // The write is handled after 500 ms: its reply comes after the late read reply.
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.WriteValue", path: enabled.objectPath,
+                                         action: .delay(.milliseconds(500)), count: 1))
+        let completions = Collector<String>()
+        let late = period.read(timeout: .milliseconds(100))
+        late.onComplete(context: .immediate) { r in completions.append(r.failureValue == nil ? "success" : "failure") }
+        let write = enabled.write(data: Data([1]), timeout: .seconds(3))
+        let error = try #require(try await failure(of: late) as? PeripheralError)
+        #expect(error.kind == .timeout)
+        _ = try await write.value
+        // By now the late ReadValue reply has arrived (same sender, earlier) and was dropped.
+        #expect(completions.items == ["failure"])
+        #expect(try await enabled.read().value.value == Data([1]))
+        #expect(try await period.read().value.value(as: UInt8.self) == 100)
+        #expect(completions.items == ["failure"])
+    }
+
+    @Test("fifty reads queued behind a call that never returns each fail at their own deadline; none hangs")
+    func queuedReadsBehindAStuckCall() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(tag(a))
+        let (_, service, _) = try await rig.ready(a)
+        let period = try need(service.characteristic(accPeriod), "period")
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
+        let reads = (0..<50).map { _ in period.read(timeout: .milliseconds(20)) }
+        var kinds: [PeripheralError.Kind] = []
+        for r in reads {
+            let e = try #require(try await failure(of: r, within: .seconds(10)) as? PeripheralError)
+            kinds.append(e.kind)
+        }
+        // Each one timed out, or was refused as busy by the queue's bound: never a hang.
+        #expect(kinds.allSatisfy { $0 == .timeout || $0 == .busy }, "\(Set(kinds.map { "\($0)" }))")
+        rig.simulator.clearFaults()
+        #expect(try await period.read().value.value(as: UInt8.self) == 100)
+    }
+}

@@ -1,0 +1,101 @@
+// Soak: the two long runs, each returning its samples.
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+import TestSupport
+
+let accService: BLEUUID = "F000AA10-0451-4000-B000-000000000000"
+let accPeriod: BLEUUID = "F000AA13-0451-4000-B000-000000000000"
+
+struct SoakFailure: Error, CustomStringConvertible { var description: String }
+
+enum Soak {
+    static func tag(_ address: String) -> SimulatedPeripheral {
+        SimulatedPeripheral.spec(address: address).name("SensorTag").rssi(-50)
+            .advertising(uuids: [accService.uuidString])
+            .service(accService.uuidString) {
+                $0.characteristic("F000AA11-0451-4000-B000-000000000000", flags: [.read, .notify], value: Data([0, 0, 64]))
+                $0.characteristic(accPeriod.uuidString, flags: [.read, .write], value: Data([100]))
+            }
+    }
+
+    /// `count` cycles of connect → discover → read → disconnect on one peripheral.
+    static func cycles(count: Int) async throws -> SoakRun {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
+        defer { simulator.stop() }
+        let manager = CentralManager(connection: try bus.connect())
+        defer { manager.reset() }
+        try await withDeadline(.seconds(10), "powered on") { try await manager.whenPoweredOn().value }
+        let address = "C0:FF:EE:00:00:01"
+        simulator.add(tag(address))
+        let peripheral = try await withDeadline(.seconds(10), "scan") { () async throws -> Peripheral in
+            for try await p in manager.startScanning(forServiceUUIDs: [accService]).values where p.address == address { return p }
+            throw SoakFailure(description: "scan ended")
+        }
+        manager.stopScanning()
+        var run = SoakRun(name: "\(count) connect/discover/read/disconnect cycles", unit: "cycle")
+        let events = Collector<ConnectionEvent>()
+        peripheral.connect(disconnectRetries: .max, capacity: 4).onSuccess(context: .immediate) { events.append($0.connectionEvent) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for i in 0..<count {
+            if i > 0 { peripheral.reconnect() }
+            let connected = try await events.wait(for: 2 * i + 1, timeout: .seconds(10))[2 * i]
+            guard connected == .connect else { throw SoakFailure(description: "cycle \(i): \(connected)") }
+            _ = try await withDeadline(.seconds(10), "discover \(i)") { try await peripheral.discoverServices([accService]).value }
+            guard let c = peripheral.service(accService)?.characteristic(accPeriod) else { throw SoakFailure(description: "cycle \(i): no characteristic") }
+            let value = try await withDeadline(.seconds(10), "read \(i)") { try await c.read().value.value }
+            guard value == Data([100]) else { throw SoakFailure(description: "cycle \(i): read \(String(describing: value))") }
+            peripheral.disconnect()
+            let down = try await events.wait(for: 2 * i + 2, timeout: .seconds(10))[2 * i + 1]
+            guard down == .forceDisconnect else { throw SoakFailure(description: "cycle \(i): \(down)") }
+            if i == 0 || i == count / 10 || i == count / 2 || i == count - 1 { run.sample(at: i + 1) }
+        }
+        run.elapsed = clock.now - start
+        peripheral.terminate()
+        return run
+    }
+
+    /// Scans for `seconds` while `devices` peripherals change RSSI 20 times a second.
+    static func scanStorm(seconds: Int, devices: Int = 200) async throws -> SoakRun {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
+        defer { simulator.stop() }
+        let manager = CentralManager(connection: try bus.connect())
+        defer { manager.reset() }
+        try await withDeadline(.seconds(10), "powered on") { try await manager.whenPoweredOn().value }
+        var run = SoakRun(name: "scan storm, \(devices) devices at 20 Hz for \(seconds) s", unit: "s")
+        let reports = Counter()
+        let failures = Counter()
+        manager.startScanning(capacity: 16, options: ScanOptions(allowDuplicates: true)).onComplete(context: .immediate) { r in
+            if case .success = r { reports.add() } else { failures.add() }
+        }
+        simulator.startRSSIStorm(devices: devices, hz: 20)
+        defer { simulator.stopRSSIStorm() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        run.sample(at: 0)
+        let marks = [seconds / 10, seconds / 2, seconds].filter { $0 > 0 }
+        for mark in marks {
+            try await Task.sleep(until: start + .seconds(mark), clock: clock)
+            run.sample(at: mark, extra: "\(reports.value) reports")
+            if failures.value > 0 || !manager.isScanning { throw SoakFailure(description: "scan ended after \(mark) s") }
+        }
+        run.elapsed = clock.now - start
+        guard reports.value > 0 else { throw SoakFailure(description: "no scan reports") }
+        return run
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var n = 0
+    private let lock = NSLock()
+    func add() { lock.withLock { n += 1 } }
+    var value: Int { lock.withLock { n } }
+}
