@@ -108,9 +108,15 @@ extension Peripheral {
             promise.success((self, .forceDisconnect))
         case .disconnectLink:
             device.disconnect { [weak self] result in
-                // BlueZ answers once the link is down; Connected=false may come before or after.
+                // BlueZ answers once the link is down, and real bluetoothd emits Connected=false
+                // after the reply (from an idle handler): record the drop now, so that a
+                // `connect` right after `.forceDisconnect` does not see the stale Connected=true.
                 guard let self else { return }
                 if case .failure(let e) = result { BlueZLog.debug("\(self.identifier) Disconnect: \(e)") }
+                self.state.withLock { s in
+                    s.properties.connected = false
+                    s.properties.servicesResolved = false
+                }
                 self.linkLost(serviceGone: false)
             }
         }
