@@ -37,9 +37,10 @@ test-bus: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing).
+## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing): the python
+## smoke test, the examples against each other, the VMTests target (BLUECAP_VM=1).
 test-vm: deps
-	$(SWIFT) build
+	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
 
 tsan: deps
