@@ -51,6 +51,9 @@ extension Peripheral {
         let (previous, terminated, alreadyConnected) = state.withLock { s -> (ConnectSession?, Bool, Bool) in
             if s.terminated { return (nil, true, false) }
             let previous = s.session
+            // Attempt numbers go on across sessions: a timer or a Connect reply of an earlier
+            // session's attempt must never match an attempt of this one.
+            session.attempt = previous?.attempt ?? 0
             let connected = s.properties.connected == true
             if connected { session.phase = .connected }
             s.session = session
