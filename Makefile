@@ -43,9 +43,10 @@ test-bus: deps
 	$(SWIFT) test --skip-build --filter FuturesTests
 	$(SWIFT) test --skip-build --skip FuturesTests
 
-## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing).
+## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing): the python
+## smoke test, the examples against each other, the VMTests target (BLUECAP_VM=1).
 test-vm: deps
-	$(SWIFT) build
+	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
 
 ## Sanitizers: separate scratch paths so they never invalidate the plain build.

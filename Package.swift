@@ -62,5 +62,7 @@ let package = Package(
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"],
                           path: "Tests/Soak", swiftSettings: strict),
+        // Real BlueZ (Scripts/bluez-vm): skipped unless BLUECAP_VM=1, run inside the VM by test-vm.
+        .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -51,6 +51,9 @@ extension Peripheral {
         let (previous, terminated, alreadyConnected) = state.withLock { s -> (ConnectSession?, Bool, Bool) in
             if s.terminated { return (nil, true, false) }
             let previous = s.session
+            // Attempt numbers go on across sessions: a timer or a Connect reply of an earlier
+            // session's attempt must never match an attempt of this one.
+            session.attempt = previous?.attempt ?? 0
             let connected = s.properties.connected == true
             if connected { session.phase = .connected }
             s.session = session
@@ -108,9 +111,15 @@ extension Peripheral {
             promise.success((self, .forceDisconnect))
         case .disconnectLink:
             device.disconnect { [weak self] result in
-                // BlueZ answers once the link is down; Connected=false may come before or after.
+                // BlueZ answers once the link is down, and real bluetoothd emits Connected=false
+                // after the reply (from an idle handler): record the drop now, so that a
+                // `connect` right after `.forceDisconnect` does not see the stale Connected=true.
                 guard let self else { return }
                 if case .failure(let e) = result { BlueZLog.debug("\(self.identifier) Disconnect: \(e)") }
+                self.state.withLock { s in
+                    s.properties.connected = false
+                    s.properties.servicesResolved = false
+                }
                 self.linkLost(serviceGone: false)
             }
         }

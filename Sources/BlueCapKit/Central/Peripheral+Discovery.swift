@@ -24,8 +24,7 @@ extension Peripheral {
     public func discoverServices(_ uuids: [BLEUUID]? = nil, timeout: Duration = .seconds(15)) -> Future<Peripheral> {
         let operation = "Peripheral.discoverServices (Device1.ServicesResolved)"
         let promise = Promise<Peripheral>()
-        let connected = state.withLock { s in s.properties.connected == true || s.session?.phase == .connected }
-        guard connected, !state.withLock({ $0.terminated }) else {
+        guard linkIsUp else {
             promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: identifier))
             return promise.future
         }
@@ -96,7 +95,7 @@ extension Peripheral {
     }
 
     /// Whether the link is up as far as we know.
-    var linkIsUp: Bool { state.withLock { $0.properties.connected == true && !$0.terminated } }
+    var linkIsUp: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
 
     /// Restarts notifications that were on when the link dropped (after a reconnection).
     func resubscribeNotifications() {

@@ -42,6 +42,10 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var rssiUpdates: StreamPromise<Int16>?
         var terminated = false
         var observation: ObjectTreeObservation?
+
+        /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
+        /// bluetoothd answers `Connect` before it emits `Connected = true`.
+        var linkIsUp: Bool { properties.connected == true || session?.phase == .connected }
     }
 
     let state: Mutex<State>
@@ -83,8 +87,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     public var rssi: Int16? { state.withLock { $0.lastRSSI } }
     /// The advertising data (`Device1` Name, UUIDs, ManufacturerData, ServiceData, TxPower).
     public var advertisement: Advertisement { state.withLock { Advertisement($0.properties) } }
-    /// `Device1.Connected`.
-    public var isConnected: Bool { state.withLock { $0.properties.connected ?? false } }
+    /// `Device1.Connected`, or true from the successful `Device1.Connect` reply on (bluetoothd
+    /// replies before its `Connected` PropertiesChanged signal, which it emits from an idle handler).
+    public var isConnected: Bool { state.withLock { $0.linkIsUp } }
     /// `Device1.ServicesResolved`.
     public var servicesResolved: Bool { state.withLock { $0.properties.servicesResolved ?? false } }
     /// The latest `Device1` snapshot.

@@ -1,0 +1,138 @@
+// VMEnvironment: what the real-BlueZ tests need from the VM (Scripts/bluez-vm): whether they run
+// at all, the adapters' addresses, child processes (our example peripheral, a restarted
+// bluetoothd) and adapter power through org.bluez.
+
+import BlueCapKit
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+
+enum VM {
+    /// The tests run only inside the VM, where `Scripts/bluez-vm/test-vm` sets `BLUECAP_VM=1`.
+    static let enabled = ProcessInfo.processInfo.environment["BLUECAP_VM"] == "1"
+
+    /// Writable directory kept on the host after the run (the run directory), else /tmp.
+    static let logDirectory = ProcessInfo.processInfo.environment["BLUEZ_VM_RUNDIR"] ?? "/tmp"
+
+    /// The directory holding the built executables: the test bundle's (`swift build` puts the
+    /// products and the test bundle side by side).
+    static let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+
+    static let centralAdapter = "hci0"
+    static let peripheralAdapter = "hci1"
+
+    // MARK: - org.bluez helpers
+
+    /// `org.freedesktop.DBus.Properties.Get(org.bluez.Adapter1, name)` on `/org/bluez/<adapter>`.
+    static func adapterProperty(_ connection: Connection, _ adapter: String, _ name: String) async throws -> DBusValue? {
+        let reply = try await connection.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(adapter)"),
+                                              interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                              arguments: [.string("org.bluez.Adapter1"), .string(name)], timeout: .seconds(5))
+        return reply.body.first?.unwrapped
+    }
+
+    /// The adapter's address (`Adapter1.Address`).
+    static func address(_ connection: Connection, _ adapter: String) async throws -> String {
+        guard case .string(let a)? = try await adapterProperty(connection, adapter, "Address") else {
+            throw VMTestError("no Address on \(adapter)")
+        }
+        return a
+    }
+
+    /// Sets `Adapter1.Powered` (bluetoothd replies once mgmt changed the power state).
+    static func setPowered(_ connection: Connection, _ adapter: String, _ on: Bool) async throws {
+        _ = try await connection.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(adapter)"),
+                                      interface: "org.freedesktop.DBus.Properties", member: "Set",
+                                      arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))],
+                                      timeout: .seconds(10))
+    }
+
+    // MARK: - bluetoothd
+
+    /// The running bluetoothd's pid (from /proc/<pid>/comm), if any.
+    static func bluetoothdPID() -> pid_t? {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry),
+                  let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8) else { continue }
+            if comm.trimmingCharacters(in: .whitespacesAndNewlines) == "bluetoothd" { return pid }
+        }
+        return nil
+    }
+
+    /// Starts bluetoothd as `Scripts/bluez-vm/guest/bluez-up` does (`-n` plus
+    /// `BLUEZ_VM_BLUETOOTHD_ARGS`), logging to `bluetoothd-restarted.log`. It outlives the test
+    /// process: the VM's init reaps it.
+    static func startBluetoothd() throws -> pid_t {
+        let args = (ProcessInfo.processInfo.environment["BLUEZ_VM_BLUETOOTHD_ARGS"] ?? "-d")
+            .split(separator: " ").map(String.init)
+        return try spawn("/usr/libexec/bluetooth/bluetoothd", ["-n"] + args, log: logDirectory + "/bluetoothd-restarted.log")
+    }
+
+    // MARK: - child processes
+
+    /// posix_spawn with an empty signal mask and default dispositions (Swift Testing's threads
+    /// block signals), stdin /dev/null, stdout + stderr appended to `log`.
+    static func spawn(_ path: String, _ arguments: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let env = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        var cargs: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        var cenv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer {
+            for p in cargs { free(p) }
+            for p in cenv { free(p) }
+        }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, path, &actions, &attr, &cargs, &cenv)
+        guard rc == 0 else { throw VMTestError("posix_spawn \(path): \(rc)") }
+        return child
+    }
+
+    /// Kills `pid` with `signal` and reaps it (a blocking waitpid off the cooperative pool,
+    /// bounded by `timeout`). Returns the raw wait status.
+    static func killAndReap(_ pid: pid_t, _ signal: Int32 = SIGKILL, timeout: Duration = .seconds(10)) async throws -> Int32 {
+        kill(pid, signal)
+        let status = Collector<Int32>()
+        Thread.detachNewThread {
+            var s: Int32 = 0
+            while waitpid(pid, &s, 0) < 0 && errno == EINTR {}
+            status.append(s)
+        }
+        return try await status.wait(for: 1, timeout: timeout)[0]
+    }
+
+    /// The last `lines` lines of a log file in ``logDirectory``, for failure messages.
+    static func tail(_ file: String, lines: Int = 30) -> String {
+        let text = (try? String(contentsOfFile: logDirectory + "/" + file, encoding: .utf8)) ?? "(no \(file))"
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+}
+
+/// A VM test step failed.
+struct VMTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// Collects a FutureStream's values for awaiting with a deadline.
+func collect<T: Sendable>(_ stream: FutureStream<T>) -> Collector<T> {
+    let c = Collector<T>()
+    stream.onSuccess(context: .immediate) { c.append($0) }
+    return c
+}
