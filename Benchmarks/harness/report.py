@@ -51,7 +51,7 @@ def rows(results):
             out.append((label, peer, "peak RSS MB", _value(e, "rss_mb"), _ratio(e, "rss_mb")))
             out.append((label, peer, "events/s received", _value(e, "events_per_s"), _ratio(e, "events_per_s")))
     for name, f in ((w.get("p4") or {}).get("figures") or {}).items():
-        out.append(("P4 futures", "Futures", name + " (ns)",
+        out.append(("P4 futures", "Futures", name + " (CPU ns)",
                     f"{_fmt(f['median_ns'])} ({_fmt(f['min_ns'])}–{_fmt(f['max_ns'])})",
                     f"**{f['ratio']:.2f}x** {f['baseline']} ({_fmt(f['baseline_median_ns'])} ns)"))
     return out

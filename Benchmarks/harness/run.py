@@ -71,7 +71,16 @@ def advertiser(sim, peer, devices):
     return nudge
 
 
-def attempt(samples, peer, body):
+# Peers that failed their first attempt of a P1/P2 figure: skipped in the later P1/P2 figures
+# too (each failure costs its timeout; simplepyble's is 20-25 s), reported as failures.
+GIVEN_UP = {}
+
+
+def attempt(samples, peer, body, sticky=False):
+    if sticky and peer in GIVEN_UP:
+        samples.setdefault(peer, []).append(None)
+        samples.setdefault("_errors", {}).setdefault(peer, "skipped, failed earlier: " + GIVEN_UP[peer])
+        return
     if samples.get("_errors", {}).get(peer) and not any(samples.get(peer, [])):
         samples[peer].append(None)  # failed every time so far: not retried in later runs
         return
@@ -81,6 +90,8 @@ def attempt(samples, peer, body):
         log(f"    {peer}: FAILED: {e}")
         samples.setdefault(peer, []).append(None)
         samples.setdefault("_errors", {}).setdefault(peer, str(e)[-600:])
+        if sticky and not any(samples.get(peer, [])):
+            GIVEN_UP[peer] = str(e)[-300:]
 
 
 # MARK: P1 notifications
@@ -128,7 +139,7 @@ def p1(sim, peers, chars, indicate_chars, runs, count, names):
                         f"{r['cpu_us'] or 0:6.2f} us CPU each")
                     return r
 
-                attempt(samples, peer, body)
+                attempt(samples, peer, body, sticky=True)
                 sim.ensure_connected(devices)
         errors = samples.pop("_errors", {})
         result[label] = {"count": per * len(devices), "summary": summarize(samples, ["rate", "cpu_us"]),
@@ -155,7 +166,7 @@ def p2(sim, peers, chars, runs, count, names):
                     log(f"    {peer:24s} {r['rate']:8.0f} reads/s, {r['cpu_us']:6.1f} us CPU each{extra}")
                     return r
 
-                attempt(samples, peer, body)
+                attempt(samples, peer, body, sticky=True)
                 sim.ensure_connected([device])
         errors = samples.pop("_errors", {})
         metrics = ["rate", "cpu_us"] + (["p50_us", "p99_us"] if inflight == 1 else [])

@@ -18,7 +18,7 @@ extension ObjectTree {
                 for path in s.objects.keys.sorted(by: >) {
                     let event = ObjectTreeEvent.interfacesRemoved(path, s.objects[path]!.keys.sorted())
                     s.objects.removeValue(forKey: path)
-                    batch.append((event, Self.observers(of: event, in: s)))
+                    batch.append((event, Self.observers(of: event, in: &s)))
                 }
             }
             s.status.loaded = false
@@ -26,13 +26,13 @@ extension ObjectTree {
             if previous != nil || (!wasKnown && owner == nil) {
                 s.status.owner = nil
                 let gone = ObjectTreeEvent.ownerChanged(nil)
-                batch.append((gone, Self.observers(of: gone, in: s)))
+                batch.append((gone, Self.observers(of: gone, in: &s)))
             }
             s.status.owner = owner
             guard owner != nil else { return nil }
             s.status.everOwned = true
             let event = ObjectTreeEvent.ownerChanged(owner)
-            batch.append((event, Self.observers(of: event, in: s)))
+            batch.append((event, Self.observers(of: event, in: &s)))
             return s.generation
         }
         BlueZLog.debug("\(service) owner: \(owner ?? "none")")
@@ -56,7 +56,7 @@ extension ObjectTree {
             case .failure(let error):
                 s.status.loadError = error
                 let event = ObjectTreeEvent.loadFailed(error)
-                batch.append((event, Self.observers(of: event, in: s)))
+                batch.append((event, Self.observers(of: event, in: &s)))
             case .success(let reply):
                 var snapshot: [ObjectPath: InterfaceProperties] = [:]
                 if case .dict(_, _, let entries)? = reply.body.first {
@@ -72,10 +72,10 @@ extension ObjectTree {
                     let ifaces = snapshot[path]!
                     s.objects[path, default: [:]].merge(ifaces) { _, new in new }
                     let event = ObjectTreeEvent.interfacesAdded(path, ifaces)
-                    batch.append((event, Self.observers(of: event, in: s)))
+                    batch.append((event, Self.observers(of: event, in: &s)))
                 }
                 s.status.loaded = true
-                batch.append((.loaded, Self.observers(of: .loaded, in: s)))
+                batch.append((.loaded, Self.observers(of: .loaded, in: &s)))
             }
         }
         deliver(batch)
@@ -121,7 +121,7 @@ extension ObjectTree {
             default:
                 return
             }
-            batch.append((event, Self.observers(of: event, in: s)))
+            batch.append((event, Self.observers(of: event, in: &s)))
         }
         if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(m): \(rejected.joined(separator: ", "))") }
         deliver(batch)
@@ -140,7 +140,10 @@ extension ObjectTree {
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard let path = m.path, m.body.count >= 2, case .string(let interface) = m.body[0],
                   let changed = propertyMap(m.body[1]) else { return nil }
-            let invalidated = m.body.count > 2 ? ((try? [String](dbusValue: m.body[2])) ?? []) : []
+            var invalidated: [String] = []
+            if m.body.count > 2, case .array(_, let items) = m.body[2], !items.isEmpty {
+                for case .string(let name) in items { invalidated.append(name) }
+            }
             return .propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return nil

@@ -43,7 +43,16 @@ public final class ObjectTree: Sendable {
         var pathObservers: [ObjectPath: [Int: Handler]] = [:]
         var subtreeObservers: [ObjectPath: [Int: Handler]] = [:]
         var nextID = 0
+        /// Every observer of an event about a path (tree, exact and subtree observers), computed
+        /// on the path's first event and reused until an observer comes or goes; bounded.
+        var routes: [ObjectPath: [Handler]] = [:]
+
+        /// Forgets the computed routes (an observer was added or removed).
+        mutating func observersChanged() { routes.removeAll(keepingCapacity: true) }
     }
+
+    /// The most paths whose observers are remembered before the route cache starts over.
+    static let routeCacheLimit = 4096
 
     /// The connection the tree reads.
     public let connection: Connection
@@ -140,9 +149,15 @@ public final class ObjectTree: Sendable {
         let id = state.withLock { s -> Int in
             s.nextID += 1
             s.treeObservers[s.nextID] = handler
+            s.observersChanged()
             return s.nextID
         }
-        return ObjectTreeObservation { [weak self] in self?.state.withLock { _ = $0.treeObservers.removeValue(forKey: id) } }
+        return ObjectTreeObservation { [weak self] in
+            self?.state.withLock { s in
+                _ = s.treeObservers.removeValue(forKey: id)
+                s.observersChanged()
+            }
+        }
     }
 
     /// Calls `handler` with the events about `path` itself.
@@ -160,6 +175,7 @@ public final class ObjectTree: Sendable {
             s.nextID += 1
             if subtree { s.subtreeObservers[path, default: [:]][s.nextID] = handler }
             else { s.pathObservers[path, default: [:]][s.nextID] = handler }
+            s.observersChanged()
             return s.nextID
         }
         return ObjectTreeObservation { [weak self] in
@@ -171,14 +187,26 @@ public final class ObjectTree: Sendable {
                     s.pathObservers[path]?.removeValue(forKey: id)
                     if s.pathObservers[path]?.isEmpty == true { s.pathObservers.removeValue(forKey: path) }
                 }
+                s.observersChanged()
             }
         }
     }
 
-    /// The observers of `event` (under the lock).
-    static func observers(of event: ObjectTreeEvent, in s: State) -> [Handler] {
+    /// The observers of `event` (under the lock): for a path, one dictionary lookup once the
+    /// path's route is known.
+    static func observers(of event: ObjectTreeEvent, in s: inout State) -> [Handler] {
+        guard let path = event.path else { return Array(s.treeObservers.values) }
+        if let route = s.routes[path] { return route }
+        let route = computeObservers(of: path, in: s)
+        if s.routes.count >= routeCacheLimit { s.routes.removeAll(keepingCapacity: true) }
+        s.routes[path] = route
+        return route
+    }
+
+    /// The observers of an event about `path`: tree observers, then exact, then subtrees from
+    /// the path itself up to the root.
+    static func computeObservers(of path: ObjectPath, in s: State) -> [Handler] {
         var out = Array(s.treeObservers.values)
-        guard let path = event.path else { return out }
         if let exact = s.pathObservers[path] { out.append(contentsOf: exact.values) }
         guard !s.subtreeObservers.isEmpty else { return out }
         var p: String = path.rawValue

@@ -1,8 +1,9 @@
 // The value model: one enum for every D-Bus type.
 
 /// A D-Bus value of any type. Containers carry their element types so that empty arrays and
-/// dicts keep their signature.
-public indirect enum DBusValue: Sendable, Equatable, CustomStringConvertible {
+/// dicts keep their signature. Only `variant` is stored indirectly: scalars (a byte array's
+/// elements above all) are held inline, without a heap box per value.
+public enum DBusValue: Sendable, Equatable, CustomStringConvertible {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -24,7 +25,7 @@ public indirect enum DBusValue: Sendable, Equatable, CustomStringConvertible {
     /// A struct with at least one field.
     case `struct`([DBusValue])
     /// A variant holding a value of any type.
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
 
     /// One entry of a `dict`.
     public struct DictEntry: Sendable, Equatable {

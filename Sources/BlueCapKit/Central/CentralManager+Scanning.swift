@@ -110,9 +110,10 @@ extension CentralManager {
         switch event {
         case .interfacesAdded(let path, let ifaces) where ifaces[Device1.interface] != nil:
             consider(path, update: false)
-        case .propertiesChanged(let path, let interface, let changed, _) where interface == Device1.interface:
-            let advertising = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
-            if advertising.contains(where: { changed[$0] != nil }) { consider(path, update: true) }
+        case .propertiesChanged(let path, let interface, let changed, let invalidated) where interface == Device1.interface:
+            if Self.advertising.contains(where: { changed[$0] != nil }) {
+                consider(path, update: true, changed: changed, invalidated: invalidated)
+            }
         case .propertiesChanged(let path, let interface, let changed, _) where interface == Adapter1.interface:
             if changed["Discovering"] == .bool(false) { discoveryStopped(adapter: path) }
         default:
@@ -120,31 +121,44 @@ extension CentralManager {
         }
     }
 
-    /// Yields the device at `path` if a scan is on and it passes the scan's filter.
-    private func consider(_ path: ObjectPath, update: Bool) {
+    /// The `Device1` properties that make a scan report a device again.
+    static let advertising = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
+
+    /// Yields the device at `path` if a scan is on and it passes the scan's filter. Only the
+    /// properties the filter needs are decoded (RSSI always; UUIDs, Address and Name when the
+    /// scan filters on them), and the scan's reported set is updated in place.
+    private func consider(_ path: ObjectPath, update: Bool, changed: [String: DBusValue]? = nil, invalidated: [String] = []) {
         guard let tree, let raw = tree.properties(at: path, interface: Device1.interface) else { return }
-        let props = Device1.Properties(raw, path: path)
         let promise = inner.withLock { s -> StreamPromise<Peripheral>? in
-            guard var scan = s.scan, path.isDescendant(of: scan.adapter, orSelf: false) else { return nil }
-            guard let rssi = props.rssi else { return nil }  // not heard in this discovery
-            if let threshold = scan.options.rssiThreshold, rssi < threshold { return nil }
-            if !scan.uuids.isEmpty {
-                let advertised = Set((props.uuids ?? []).compactMap { BLEUUID(string: $0) })
-                guard !advertised.isDisjoint(with: scan.uuids) else { return nil }
-            }
-            if let pattern = scan.options.pattern, !pattern.isEmpty {
-                let byAddress = (props.address ?? "").uppercased().hasPrefix(pattern.uppercased())
-                let byName = props.name?.hasPrefix(pattern) ?? false
-                guard byAddress || byName else { return nil }
-            }
-            let first = scan.reported.insert(path).inserted
-            guard first || (update && scan.options.allowDuplicates) else { return nil }
-            s.scan = scan
-            return scan.promise
+            guard s.scan != nil, Self.passes(s.scan!, path: path, raw: raw) else { return nil }
+            let first = s.scan!.reported.insert(path).inserted
+            guard first || (update && s.scan!.options.allowDuplicates) else { return nil }
+            return s.scan!.promise
         }
         guard let promise, let peripheral = peripheral(for: path) else { return }
-        peripheral.refreshProperties()  // its own observer may run after ours
+        // Its own observer may run after ours.
+        if let changed { peripheral.apply(changed: changed, invalidated: invalidated) } else { peripheral.refreshProperties() }
         promise.success(peripheral)
+    }
+
+    /// Whether the device with `Device1` properties `raw` passes `scan`'s filter.
+    private static func passes(_ scan: ScanSession, path: ObjectPath, raw: [String: DBusValue]) -> Bool {
+        guard path.isDescendant(of: scan.adapter, orSelf: false) else { return false }
+        // No RSSI: not heard in this discovery.
+        guard let rssi = raw["RSSI"].flatMap({ try? Int16(dbusValue: $0) }) else { return false }
+        if let threshold = scan.options.rssiThreshold, rssi < threshold { return false }
+        if !scan.uuids.isEmpty {
+            let uuids = raw["UUIDs"].flatMap { try? [String](dbusValue: $0) } ?? []
+            let advertised = Set(uuids.compactMap { BLEUUID(string: $0) })
+            guard !advertised.isDisjoint(with: scan.uuids) else { return false }
+        }
+        if let pattern = scan.options.pattern, !pattern.isEmpty {
+            let address = raw["Address"].flatMap { try? String(dbusValue: $0) } ?? ""
+            let byAddress = address.uppercased().hasPrefix(pattern.uppercased())
+            let byName = raw["Name"].flatMap { try? String(dbusValue: $0) }?.hasPrefix(pattern) ?? false
+            guard byAddress || byName else { return false }
+        }
+        return true
     }
 
     /// The watchdog: BlueZ stopped discovering while we scan; start again.

@@ -7,8 +7,9 @@ import Synchronization
 
 /// A GATT characteristic (`org.bluez.GattCharacteristic1`) of a ``Service``.
 ///
-/// Reads, writes and notification changes go through the device's operation queue: two GATT
-/// operations never run at once on one device.
+/// Reads, writes and notification changes go through the device's operation queue, in order:
+/// reads may run together (bluetoothd queues, and merges, concurrent ReadValue calls), every
+/// other operation runs alone on the device.
 public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// How to write.
     public enum WriteType: Sendable, Equatable {
@@ -121,7 +122,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let promise = Promise<Characteristic>()
         guard peripheral.linkIsUp else { return failed(promise, .notConnected, operation) }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, start: { [self] finish in
             if let stale = replacedError(operation) {
                 promise.failure(stale)
                 return finish()

@@ -40,7 +40,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
             return promise.future
         }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, start: { [self] finish in
             proxy.readValue(timeout: timeout) { result in
                 switch result {
                 case .success(let data):

@@ -1,55 +1,103 @@
-// GattOperationQueue: one GATT operation at a time per device.
+// GattOperationQueue: a device's GATT operations in order; reads may overlap, nothing else does.
 import Synchronization
 
-/// Runs a device's GATT operations one at a time, in order, so two never collide in BlueZ.
+/// Runs a device's GATT operations in the order they were queued, so two never collide in BlueZ.
+///
+/// What is serialized, and why:
+/// - **Reads** (`ReadValue` on characteristics and descriptors) are *shared*: consecutive reads
+///   run together, up to ``maxConcurrentReads`` at once. bluetoothd (src/gatt-client.c) takes
+///   concurrent ReadValue calls on one device and queues the ATT requests itself; concurrent reads
+///   of the same characteristic at the same offset are merged into one ATT Read and all answered.
+/// - **Everything else** (writes, StartNotify/StopNotify, AcquireNotify) is *exclusive*: it starts
+///   only when nothing of the device runs, and nothing starts while it runs. bluetoothd answers a
+///   second StartNotify/AcquireNotify with `InProgress`, and a long or reliable write must not
+///   interleave with another one; keeping writes exclusive also keeps "a read queued after a write
+///   sees the written value" and "writes reach the peripheral in the order they were made".
+/// - The order is strict FIFO: a read queued after a waiting exclusive operation waits for it.
 ///
 /// Each operation finishes when its D-Bus call answers (every call has a timeout, so a call that
 /// is never answered still finishes) or when the queue is failed (link lost, terminate): then
-/// the next one starts, and a late answer is ignored. The queue holds at most ``limit`` entries.
+/// the next ones start, and a late answer is ignored. The queue holds at most ``limit`` entries.
 final class GattOperationQueue: Sendable {
     /// Starts the operation; it must call `finish` once done (extra calls are ignored).
     typealias Start = @Sendable (_ finish: @escaping @Sendable () -> Void) -> Void
     /// Fails the operation's promise without running it (or while it runs).
     typealias Fail = @Sendable (PeripheralError) -> Void
 
+    /// How an operation may overlap with others.
+    enum Access: Sendable {
+        /// A read: runs alongside other reads.
+        case shared
+        /// Runs alone.
+        case exclusive
+    }
+
     private struct Entry {
         let id: Int
         let operation: String
+        let access: Access
         let start: Start
         let fail: Fail
     }
 
     private struct State {
         var waiting: [Entry] = []
-        var running: Entry?
+        var waitingHead = 0
+        var running: [Entry] = []
         var nextID = 0
+
+        var waitingCount: Int { waiting.count - waitingHead }
+
+        /// Moves every entry that may start now from `waiting` to `running`.
+        mutating func startable(maxShared: Int) -> [Entry] {
+            var out: [Entry] = []
+            while waitingHead < waiting.count {
+                let next = waiting[waitingHead]
+                switch next.access {
+                case .exclusive:
+                    guard running.isEmpty else { return out }
+                case .shared:
+                    guard running.count < maxShared, !running.contains(where: { $0.access == .exclusive }) else { return out }
+                }
+                waitingHead += 1
+                running.append(next)
+                out.append(next)
+                if next.access == .exclusive { break }
+            }
+            if waitingHead == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                waitingHead = 0
+            }
+            return out
+        }
     }
 
     /// The most operations queued (running included) before new ones fail with `.busy`.
     let limit: Int
+    /// The most reads of the device in flight at once.
+    let maxConcurrentReads: Int
     private let state = Mutex(State())
 
-    init(limit: Int = 256) { self.limit = limit }
+    init(limit: Int = 256, maxConcurrentReads: Int = 32) {
+        self.limit = limit
+        self.maxConcurrentReads = maxConcurrentReads
+    }
 
     /// Queues an operation; it fails at once with `.busy` when the queue is full.
-    func enqueue(_ operation: String, path: String, start: @escaping Start, fail: @escaping Fail) {
-        let (accepted, runNow) = state.withLock { s -> (Bool, Entry?) in
-            guard s.waiting.count + (s.running == nil ? 0 : 1) < limit else { return (false, nil) }
+    func enqueue(_ operation: String, path: String, access: Access = .exclusive, start: @escaping Start, fail: @escaping Fail) {
+        let maxShared = maxConcurrentReads
+        let (accepted, runNow) = state.withLock { s -> (Bool, [Entry]) in
+            guard s.waitingCount + s.running.count < limit else { return (false, []) }
             s.nextID += 1
-            let entry = Entry(id: s.nextID, operation: operation, start: start, fail: fail)
-            if s.running == nil {
-                s.running = entry
-                return (true, entry)
-            }
-            s.waiting.append(entry)
-            return (true, nil)
+            s.waiting.append(Entry(id: s.nextID, operation: operation, access: access, start: start, fail: fail))
+            return (true, s.startable(maxShared: maxShared))
         }
         guard accepted else {
             fail(PeripheralError(kind: .busy, operation: operation, path: path,
                                  message: "\(limit) GATT operations already queued for the device"))
             return
         }
-        if let runNow { run(runNow) }
+        for e in runNow { run(e) }
     }
 
     private func run(_ entry: Entry) {
@@ -57,28 +105,25 @@ final class GattOperationQueue: Sendable {
     }
 
     private func finished(_ id: Int) {
-        let next = state.withLock { s -> Entry? in
-            guard s.running?.id == id else { return nil }
-            s.running = nil
-            guard !s.waiting.isEmpty else { return nil }
-            s.running = s.waiting.removeFirst()
-            return s.running
+        let maxShared = maxConcurrentReads
+        let next = state.withLock { s -> [Entry] in
+            guard let i = s.running.firstIndex(where: { $0.id == id }) else { return [] }
+            s.running.remove(at: i)
+            return s.startable(maxShared: maxShared)
         }
-        if let next { run(next) }
+        for e in next { run(e) }
     }
 
     /// Fails the running and every waiting operation with `error(operation)`; the queue is empty after.
     func failAll(_ error: (String) -> PeripheralError) {
         let all = state.withLock { s -> [Entry] in
-            var all = s.waiting
-            if let r = s.running { all.insert(r, at: 0) }
-            s.waiting = []
-            s.running = nil
+            let all = s.running + s.waiting[s.waitingHead...]
+            s = State(nextID: s.nextID)
             return all
         }
         for e in all { e.fail(error(e.operation)) }
     }
 
     /// Operations queued or running.
-    var count: Int { state.withLock { $0.waiting.count + ($0.running == nil ? 0 : 1) } }
+    var count: Int { state.withLock { $0.waitingCount + $0.running.count } }
 }

@@ -124,11 +124,25 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Brings the cached `Device1` snapshot up to date after a PropertiesChanged: an RSSI-only
+    /// change (a scan storm's every update) is applied as is, anything else re-reads the tree.
+    func apply(changed: [String: DBusValue], invalidated: [String]) {
+        if invalidated.isEmpty, changed.count == 1, let value = changed["RSSI"] {
+            let rssi = try? Int16(dbusValue: value)
+            state.withLock { s in
+                s.properties.rssi = rssi
+                if let rssi { s.lastRSSI = rssi }
+            }
+            return
+        }
+        refreshProperties()
+    }
+
     /// One event about the device or its GATT objects (owner thread).
     func handle(_ event: ObjectTreeEvent) {
         switch event {
-        case .propertiesChanged(let p, let interface, let changed, _) where p == path && interface == Device1.interface:
-            refreshProperties()
+        case .propertiesChanged(let p, let interface, let changed, let invalidated) where p == path && interface == Device1.interface:
+            apply(changed: changed, invalidated: invalidated)
             if let rssi = changed["RSSI"].flatMap({ try? Int16(dbusValue: $0) }) {
                 state.withLock { $0.rssiUpdates }?.success(rssi)
             }
@@ -174,6 +188,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     private func runWaiters() {
         let waiters = state.withLock { $0.waiters }
+        guard !waiters.isEmpty else { return }
         for (id, w) in waiters where w.check() { removeWaiter(id) }
     }
 

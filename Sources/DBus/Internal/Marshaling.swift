@@ -101,6 +101,20 @@ enum Marshaling {
         return out
     }
 
+    /// The full type of the array under `iter`; the shapes BlueZ sends all the time skip the
+    /// signature parser.
+    private static func containerType(_ iter: UnsafeMutablePointer<RawIter>) -> DBusType? {
+        let signature = LibDBus.currentSignature(iter)
+        switch signature {
+        case "a{sv}": return .dict(key: .string, value: .variant)
+        case "a{sa{sv}}": return .dict(key: .string, value: .dict(key: .string, value: .variant))
+        case "as": return .array(.string)
+        case "ao": return .array(.objectPath)
+        case "a{qv}": return .dict(key: .uint16, value: .variant)
+        default: return try? SignatureParser.single(signature)
+        }
+    }
+
     private static func readOne(_ iter: UnsafeMutablePointer<RawIter>) -> DBusValue? {
         let t = LibDBus.argType(iter)
         switch t {
@@ -129,7 +143,7 @@ enum Marshaling {
                 LibDBus.recurse(iter, &sub)
                 return .array(element: .byte, LibDBus.bytes(&sub).map { .byte($0) })
             }
-            guard let type = try? SignatureParser.single(LibDBus.currentSignature(iter)) else { return nil }
+            guard let type = containerType(iter) else { return nil }
             var sub = RawIter()
             LibDBus.recurse(iter, &sub)
             switch type {

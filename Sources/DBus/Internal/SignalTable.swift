@@ -21,6 +21,9 @@ struct SignalTable: Sendable {
     }
 
     var buckets: [SignalKey: [Int: Subscriber]] = [:]
+    /// Subscribers per key shape (which of interface, member, path the key fixes, see
+    /// ``shape(_:)``): a signal is looked up only under the shapes in use, not all 8.
+    var shapeCounts = [Int](repeating: 0, count: 8)
     var rules: [String: RuleState] = [:]
     var nextID = 1
     /// Well-known name → current unique owner, for names used as a `sender` in a rule.
@@ -30,6 +33,11 @@ struct SignalTable: Sendable {
 
     static func key(for rule: MatchRule) -> SignalKey {
         SignalKey(interface: rule.interface, member: rule.member, path: rule.path?.rawValue)
+    }
+
+    /// 0...7: bit 2 interface fixed, bit 1 member fixed, bit 0 path fixed.
+    static func shape(_ key: SignalKey) -> Int {
+        (key.interface != nil ? 4 : 0) | (key.member != nil ? 2 : 0) | (key.path != nil ? 1 : 0)
     }
 }
 
@@ -43,14 +51,13 @@ extension ConnectionCore {
         var owners: [String: String] = [:]
         signals.withLock { table in
             guard !table.buckets.isEmpty else { return }
-            for i in [interface, nil] {
-                for m in [member, nil] {
-                    for p in [path, nil] {
-                        if let bucket = table.buckets[SignalKey(interface: i, member: m, path: p)] {
-                            candidates.append(contentsOf: bucket.values)
-                        }
-                    }
+            for shape in 0..<8 where table.shapeCounts[shape] > 0 {
+                let key = SignalKey(interface: shape & 4 != 0 ? interface : nil, member: shape & 2 != 0 ? member : nil,
+                                    path: shape & 1 != 0 ? path : nil)
+                if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
+                    continue
                 }
+                if let bucket = table.buckets[key] { candidates.append(contentsOf: bucket.values) }
             }
             if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) { owners = table.owners }
         }
@@ -72,7 +79,9 @@ extension ConnectionCore {
         let (id, isNew) = signals.withLock { table -> (Int, Bool) in
             let id = table.nextID
             table.nextID += 1
-            table.buckets[SignalTable.key(for: rule), default: [:]][id] = .init(rule: rule, handler: handler)
+            let key = SignalTable.key(for: rule)
+            table.buckets[key, default: [:]][id] = .init(rule: rule, handler: handler)
+            table.shapeCounts[SignalTable.shape(key)] += 1
             table.rules[text, default: .init()].count += 1
             return (id, table.rules[text]!.count == 1)
         }
@@ -101,6 +110,7 @@ extension ConnectionCore {
         let last = signals.withLock { table -> Bool in
             let key = SignalTable.key(for: rule)
             guard table.buckets[key]?.removeValue(forKey: id) != nil else { return false }
+            table.shapeCounts[SignalTable.shape(key)] -= 1
             if table.buckets[key]!.isEmpty { table.buckets.removeValue(forKey: key) }
             table.rules[text]!.count -= 1
             if table.rules[text]!.count == 0 {
