@@ -22,7 +22,7 @@ struct ConnectionModelTests {
             ($0.value["org.bluez.GattCharacteristic1"]?["UUID"] == .string(u) || $0.value["org.bluez.GattDescriptor1"]?["UUID"] == .string(u)) }!.key
     }
 
-    @Test("Connect: Connected=true, reply, GATT objects, then ServicesResolved=true")
+    @Test("Connect: reply, Connected=true (bluetoothd signals it after the reply), GATT objects, then ServicesResolved=true")
     func connectOrder() throws {
         let (h, device) = try discovered()
         var replied = false
@@ -34,8 +34,8 @@ struct ConnectionModelTests {
         h.advance(100)
         #expect(replied)
         let e = h.take()
-        #expect(e.first == .propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(true)], invalidated: []))
-        #expect(e.dropFirst().first == .interfacesRemoved(path: "reply", interfaces: []))
+        #expect(e.first == .interfacesRemoved(path: "reply", interfaces: []))
+        #expect(e.dropFirst().first == .propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(true)], invalidated: []))
         let service = device + "/service0001"
         #expect(e.added == [service, service + "/char0002", service + "/char0002/desc0004", service + "/char0005",
                             service + "/char0005/desc0007", service + "/char0008"])

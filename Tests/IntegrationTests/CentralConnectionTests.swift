@@ -81,6 +81,39 @@ struct CentralConnectionTests {
         #expect(events.events.items == [.connect, .forceDisconnect, .connect])
     }
 
+    @Test("bluetoothd answers Connect before it signals Connected=true: at .connect the peripheral is connected")
+    func connectedAtConnectEvent() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        let atConnect = Collector<Bool>()
+        p.connect().onSuccess(context: .immediate) { e in
+            if e.connectionEvent == .connect { atConnect.append(e.peripheral.isConnected) }
+        }
+        #expect(try await atConnect.wait(for: 1) == [true])
+        _ = try await p.discoverServices([accelerometerService], timeout: .seconds(5)).value
+        let service = try #require(p.service(accelerometerService))
+        _ = try await service.discoverCharacteristics([accelerometerData], timeout: .seconds(5)).value
+    }
+
+    @Test("the connection timer of an earlier connect() never cancels a later connect()'s attempt")
+    func staleConnectionTimer() async throws {
+        let h = try await CentralHarness.start()
+        defer { h.stop() }
+        h.simulator.add(sensorTag(tag))
+        let p = try await h.discover(tag)
+        let first = try await h.connect(p, connectionTimeout: .milliseconds(400))
+        try await first.events.wait(for: 1)
+        p.disconnect()
+        try await first.events.wait(for: 2)
+        // The second attempt is still pending when the first session's 400 ms timer fires.
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.milliseconds(700)), count: 1))
+        let second = try await h.connect(p, connectionTimeout: .seconds(5))
+        try await second.events.wait(for: 1, timeout: .seconds(5))
+        #expect(second.events.items == [.connect])
+    }
+
     @Test("InProgress and le-connection-abort-by-local from Connect are retried before surfacing")
     func transientRetries() async throws {
         let h = try await CentralHarness.start()

@@ -44,6 +44,12 @@ final class Pair: Sendable {
     /// Terminates every peripheral the central knows (disconnecting those connected), then
     /// unregisters the peripheral's application and advertisement: the next test starts clean.
     func stop() async {
+        // Device1.Disconnect and wait for its reply (bluetoothd answers once the link is down),
+        // so the next test never inherits a link that is about to drop.
+        for p in central.peripherals where p.isConnected {
+            _ = try? await centralBus.call(destination: "org.bluez", path: try ObjectPath(p.identifier), interface: "org.bluez.Device1",
+                                           member: "Disconnect", timeout: .seconds(10))
+        }
         for p in central.peripherals { p.terminate() }
         central.reset()
         await withDeadlineOrNil { await self.peripheral.shutdown() }
@@ -193,7 +199,7 @@ struct RealBlueZTests {
             for d in sent { #expect(dataOut.updateValue(withData: d)) }
             #expect(try await updates.wait(for: 5, timeout: .seconds(10)) == sent)
             _ = try await data.stopNotifying().value
-            #expect(try await subscriptions.wait(for: 2, timeout: .seconds(10)) == [.subscribed, .unsubscribed])
+            #expect(try await subscriptions.wait(for: 2, timeout: .seconds(20)) == [.subscribed, .unsubscribed])
             p.disconnect()
             try await events.wait(for: 2, timeout: .seconds(15))
         }

@@ -20,8 +20,9 @@ extension SimulatorCore {
         return peer
     }
 
-    /// `Device1.Connect()`. Replies when the link is up (Connected=true already signalled), before
-    /// service discovery; then GATT objects are published and ServicesResolved turns true.
+    /// `Device1.Connect()`. Replies when the link is up, before service discovery, and (as real
+    /// bluetoothd, whose property changes go out from an idle handler) before the Connected=true
+    /// signal; then GATT objects are published and ServicesResolved turns true.
     public func connect(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         guard let device = device(at: path), let a = adapters[device.adapter] else { return done(.failure(.doesNotExist)) }
         guard a.powered else { return done(.failure(.notReady)) }
@@ -60,8 +61,8 @@ extension SimulatorCore {
 
     private func linkUp(_ device: DeviceState, peer: RemotePeer) {
         device.link = .connected
-        store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
         finishConnect(device, .success(()))
+        store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
         peer.connectionChanged(central: central(for: device), connected: true)
         if let early = servicesResolvedEarly {
             setServicesResolved(device, true)
