@@ -30,6 +30,9 @@ func tag(_ address: String, extraServiceFirst: Bool = false, dataUUID: BLEUUID =
 /// against, with room for a loaded 2-core machine or a sanitizer build.
 let promptly: Duration = .seconds(8)
 
+/// True in an AddressSanitizer build, which keeps freed memory in quarantine (RSS checks are moot).
+let underAddressSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
 /// `n` distinct addresses `C0:FF:EE:00:xx:yy`.
 func addresses(_ n: Int, block: Int = 0) -> [String] {
     (0..<n).map { String(format: "C0:FF:EE:%02X:%02X:%02X", block, $0 / 256, $0 % 256) }
