@@ -21,7 +21,9 @@ enum Soak {
     }
 
     /// `count` cycles of connect → discover → read → disconnect on one peripheral.
-    static func cycles(count: Int) async throws -> SoakRun {
+    /// With `settle`, waits that long afterwards (past the operations' own timeouts, whose timers
+    /// keep their futures until they fire) and samples once more.
+    static func cycles(count: Int, settle: Int = 0) async throws -> SoakRun {
         let bus = try TestBus()
         defer { bus.stop() }
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
@@ -56,6 +58,10 @@ enum Soak {
         }
         run.elapsed = clock.now - start
         peripheral.terminate()
+        if settle > 0 {
+            try await Task.sleep(for: .seconds(settle))
+            run.sample(at: count, extra: "after \(settle) s settling")
+        }
         return run
     }
 

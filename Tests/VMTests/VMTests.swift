@@ -96,7 +96,11 @@ final class Pair: Sendable {
                     failures.append("connection attempt timed out; retrying")
                     p.reconnect()
                 case .success(let e): events.append(e.connectionEvent)
-                case .failure(let error): failures.append("\(error)")
+                case .failure(let error):
+                    // btvirt: a retried LE connection sometimes fails at once with
+                    // org.bluez.Error.Failed "Input/output error"; try twice more.
+                    failures.append("\(error)")
+                    if failures.items.count <= 3 { p.reconnect(withDelay: .milliseconds(500)) }
                 }
             }
         return (events, failures)

@@ -80,7 +80,12 @@ struct DBusMessageFuzzerMain {
     static func main() throws {
         #if FUZZING
         exit(FuzzerDriver.run(fuzz))
+        #else
+        try replay()
         #endif
+    }
+
+    static func replay() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "--write-corpus", arguments.count == 2 {
             let written = try SeedCorpus.write(to: arguments[1])

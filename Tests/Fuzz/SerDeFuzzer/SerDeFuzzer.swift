@@ -87,7 +87,12 @@ struct SerDeFuzzerMain {
     static func main() {
         #if FUZZING
         exit(FuzzerDriver.run(fuzz))
+        #else
+        replay()
         #endif
+    }
+
+    static func replay() {
         let replayed = CorpusReplay.run(arguments: Array(CommandLine.arguments.dropFirst())) { fuzzSerDe($0) }
         print("SerDeFuzzer: replayed \(replayed) input(s), no crash")
     }
