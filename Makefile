@@ -4,8 +4,8 @@
 #                  unit + bus (swift test, private dbus-daemons) and real BlueZ (qemu VM)
 #   make demo      install what is missing, then stream 20 samples from a simulated SensorTag
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
-#   make tsan      the bus-tier suites under ThreadSanitizer   (SANITIZE_SUITES to change which)
-#   make asan      the bus-tier suites under AddressSanitizer (LeakSanitizer on)
+#   make tsan      every unit and bus-tier suite under ThreadSanitizer (SANITIZE_SUITES='A|B' for some)
+#   make asan      the same under AddressSanitizer
 #   make fuzz      each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus
 #   make soak      SOAK_CYCLES (1000) connect cycles, a SOAK_SECONDS (600) scan storm, RSS/fd
 #                  table, then a leak check (LeakSanitizer) over a short cycle run
@@ -21,7 +21,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps test test-bus test-vm tsan asan fuzz soak demo bench clean
+.PHONY: all build deps test test-bus test-vm tsan asan asan-if-changed fuzz soak demo bench clean
 
 all: build
 
@@ -53,20 +53,19 @@ test-vm: deps
 	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
 
-## Sanitizers: separate scratch paths so they never invalidate the plain build.
-SANITIZE_SUITES ?= ReliabilityTests|IntegrationTests|DBusTests|FuturesTests
-
-## -DBLUECAP_TSAN: Mutex becomes a pthread mutex (DBus.PthreadMutex), which TSan sees.
-TSAN_FLAGS := --sanitize=thread --scratch-path .build/tsan -Xswiftc -DBLUECAP_TSAN
-
+## Sanitizers (Scripts/sanitize): own scratch paths, so they never invalidate the plain build;
+## FuturesTests, then every other suite one test at a time. SANITIZE_SUITES='A|B' for only those.
+## tsan: -DBLUECAP_TSAN makes Mutex a pthread mutex (DBus.PthreadMutex), which TSan sees.
+## CI runs tsan always, and asan when Sources/DBus or Sources/Futures changed since the run
+## recorded in .ci/asan-checked (a clean `make asan` records it: commit that file).
 tsan: deps
-	$(SWIFT) build --build-tests $(TSAN_FLAGS)
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build $(TSAN_FLAGS) --filter '$(SANITIZE_SUITES)'
+	Scripts/sanitize thread
 
 asan: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan \
-		--filter '$(SANITIZE_SUITES)'
+	Scripts/sanitize address
+
+asan-if-changed: deps
+	Scripts/sanitize address --if-changed
 
 ## fuzz: libFuzzer + ASan builds (-DFUZZING selects libFuzzer's driver), each target run for
 ## FUZZ_SECONDS on a scratch copy of its corpus (Tests/Fuzz/corpus/<target> stays as committed;

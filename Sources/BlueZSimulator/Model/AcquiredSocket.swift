@@ -52,9 +52,11 @@ final class AcquiredSocket {
     }
 
     /// Sends one datagram, waiting up to `timeout` for room when the client's buffer is full
-    /// (used by bursts, which must not lose values). False when the client is gone or stuck.
+    /// (used by bursts, which must not lose values). False when the client is gone or stuck: a
+    /// client that reads nothing for 5 s is stuck (a sanitized build under load can pause its
+    /// reader for over a second, so a shorter wait would count slowness as a loss).
     @discardableResult
-    func sendWaiting(_ bytes: [UInt8], timeout: Duration = .seconds(1)) -> Bool {
+    func sendWaiting(_ bytes: [UInt8], timeout: Duration = .seconds(5)) -> Bool {
         while !closed {
             if send(bytes) { return true }
             guard errno == EAGAIN || errno == EWOULDBLOCK else { return false }
