@@ -44,8 +44,10 @@ let package = Package(
         .executableTarget(
             name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus"],
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
-        // Tests. TestSupport: private dbus-daemon and process helpers shared by the bus tiers.
-        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
+        // simulator + manager) shared by the bus tiers and the soak.
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator"],
+                path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),

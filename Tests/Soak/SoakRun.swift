@@ -1,8 +1,9 @@
 // SoakRun: RSS and fd samples from /proc/self and the pass/fail bounds.
 import Foundation
+import TestSupport
 
 /// True in an AddressSanitizer build, which keeps freed memory in quarantine: RSS is not bounded.
-let underAddressSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+let underAddressSanitizer = ProcessStats.underAddressSanitizer
 
 struct SoakRun {
     struct Sample {
@@ -22,7 +23,7 @@ struct SoakRun {
     static let fdGrowth = 8
 
     mutating func sample(at: Int, extra: String = "") {
-        samples.append(Sample(at: at, rssKB: Self.residentKB(), fds: Self.openFDs(), extra: extra))
+        samples.append(Sample(at: at, rssKB: ProcessStats.residentKB(), fds: ProcessStats.openFDs(), extra: extra))
     }
 
     /// Prints the table; true when RSS and fds stayed within bounds.
@@ -40,16 +41,4 @@ struct SoakRun {
         print("  growth after warm-up: RSS \(rss / 1024) MB, fds \(fds) — \(ok ? "flat" : "GROWING")\(note)")
         return ok
     }
-
-    /// VmRSS from /proc/self/status, in kB.
-    static func residentKB() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
-    }
-
-    /// Entries in /proc/self/fd.
-    static func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
 }
