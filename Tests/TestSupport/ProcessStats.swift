@@ -1,4 +1,4 @@
-// ProcessStats: this process's resident memory and open descriptors, from /proc/self.
+// ProcessStats: this process's resident memory and open descriptors.
 import Foundation
 
 /// Figures about the running process, for leak and growth checks.
@@ -14,6 +14,20 @@ public enum ProcessStats {
         }
         return 0
     }
+
+    /// The resident set size in kB after glibc's `malloc_trim(0)` has given back the free pages
+    /// every arena keeps for reuse: what is left is memory in use (plus code, stacks and the
+    /// allocator's bookkeeping), so unlike the raw RSS it tells a leak from the allocator's caches.
+    /// The raw RSS when `malloc_trim` is not there (another libc, or a sanitizer's allocator).
+    public static func trimmedResidentKB() -> Int {
+        if let trim = mallocTrim { _ = trim(0) }
+        return residentKB()
+    }
+
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard !underAddressSanitizer, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
 
     /// The number of open file descriptors (entries in /proc/self/fd).
     public static func openFDs() -> Int {

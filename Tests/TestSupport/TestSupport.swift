@@ -54,7 +54,7 @@ public func withDeadline<T: Sendable>(
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {
-            try? await Task.sleep(for: timeout)
+            try? await cancellableSleep(for: timeout)
             return nil
         }
         guard let first = try await group.next(), let value = first else {
@@ -72,9 +72,9 @@ public final class Collector<T: Sendable>: Sendable {
         let id: Int
         let count: Int
         let continuation: CheckedContinuation<Bool, Never>
-        /// Sleeps until the deadline; cancelled when the count is reached, so a satisfied wait
+        /// Fires at the deadline; cancelled when the count is reached, so a satisfied wait
         /// leaves nothing behind (long runs wait thousands of times).
-        let deadline: Task<Void, Never>
+        let deadline: DeadlineTimer
     }
     private struct State {
         var items: [T] = []
@@ -119,10 +119,7 @@ public final class Collector<T: Sendable>: Sendable {
                 if s.items.count >= count { return false }
                 s.nextID += 1
                 let id = s.nextID
-                let deadline = Task { [self] in
-                    guard (try? await Task.sleep(for: timeout)) != nil else { return }  // cancelled: reached
-                    expire(id)
-                }
+                let deadline = DeadlineTimer(after: timeout) { [self] in expire(id) }
                 s.waiters.append(Waiter(id: id, count: count, continuation: c, deadline: deadline))
                 return true
             }
