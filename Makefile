@@ -95,10 +95,10 @@ LEAK_CYCLES ?= 100
 
 soak: deps
 	$(SWIFT) build -c release --product bluecap-soak
-	.build/release/bluecap-soak all --count $(SOAK_CYCLES) --duration $(SOAK_SECONDS) --settle 16
+	.build/release/bluecap-soak all --count $(SOAK_CYCLES) --duration $(SOAK_SECONDS)
 	$(SWIFT) build --sanitize=address --scratch-path .build/asan --product bluecap-soak
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp \
-		.build/asan/debug/bluecap-soak cycles --count $(LEAK_CYCLES) --settle 16
+		.build/asan/debug/bluecap-soak cycles --count $(LEAK_CYCLES)
 
 demo: deps
 	$(SWIFT) run -c release central-scanner --accelerometer --simulate --samples 20

@@ -44,8 +44,10 @@ let package = Package(
         .executableTarget(
             name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus"],
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
-        // Tests. TestSupport: private dbus-daemon and process helpers shared by the bus tiers.
-        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
+        // simulator + manager) shared by the bus tiers and the soak.
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator"],
+                path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
@@ -55,9 +57,11 @@ let package = Package(
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.
-        .executableTarget(name: "DBusMessageFuzzer", dependencies: ["DBus", "BlueZ"],
+        // FuzzSupport: the driver and corpus replay they share.
+        .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport", swiftSettings: strict),
+        .executableTarget(name: "DBusMessageFuzzer", dependencies: ["DBus", "BlueZ", "FuzzSupport"],
                           path: "Tests/Fuzz/DBusMessageFuzzer", swiftSettings: strict),
-        .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit"],
+        .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit", "FuzzSupport"],
                           path: "Tests/Fuzz/SerDeFuzzer", swiftSettings: strict),
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"],

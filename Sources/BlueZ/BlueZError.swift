@@ -4,8 +4,8 @@ import DBus
 ///
 /// Every `org.bluez.Error.*` name BlueZ documents has a ``Kind``; names we do not know keep
 /// their full D-Bus name in ``Kind/other(_:)``. Transport failures are kinds too: a call that
-/// hit its deadline is ``Kind/timeout``, a closed connection ``Kind/disconnected``, no
-/// `org.bluez` on the bus ``Kind/serviceUnavailable``.
+/// hit its deadline is ``Kind/timeout``, our own connection closed ``Kind/disconnected``, no
+/// `org.bluez` on the bus (or bluetoothd leaving it before it answered) ``Kind/serviceUnavailable``.
 ///
 /// The error carries the context a user needs to act: which call (``operation``), on which
 /// object (``path``), and for timeouts which deadline fired.
@@ -58,9 +58,12 @@ public struct BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
         case failed
         /// The call's deadline passed with no reply.
         case timeout
-        /// The D-Bus connection closed, or the remote object went away mid-call.
+        /// Our D-Bus connection is closed (closed by us, or lost): the call was never sent, or its
+        /// reply can no longer arrive (`org.freedesktop.DBus.Error.Disconnected`).
         case disconnected
-        /// No `org.bluez` on the bus (bluetoothd not running, or restarting).
+        /// No `org.bluez` on the bus (bluetoothd not running, or restarting), or bluetoothd left
+        /// the bus while the call was pending (the bus daemon's `NoReply` "Message recipient
+        /// disconnected from message bus without replying").
         case serviceUnavailable
         /// The object the call addressed does not exist (`org.freedesktop.DBus.Error.UnknownObject`),
         /// e.g. a stale GATT object after the device's services changed.
@@ -143,6 +146,10 @@ public struct BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Maps a failed D-Bus call to a BlueZ error, keeping the call and the object.
     public init(_ error: DBusCallError, operation: String? = nil, path: String? = nil) {
         switch error {
+        case .remote(let remote) where remote.name == DBusRemoteError.noReply && remote.message.contains("disconnected"):
+            // libdbus reports our own deadlines as `.timeout`; a NoReply *reply* comes from the bus
+            // daemon, and this one means the callee left the bus before answering: not a timeout.
+            self.init(kind: .serviceUnavailable, message: remote.message, operation: operation, path: path)
         case .remote(let remote):
             self.init(kind: Self.kind(forErrorName: remote.name), message: remote.message,
                       operation: operation, path: path)

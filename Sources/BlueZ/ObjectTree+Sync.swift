@@ -40,6 +40,21 @@ extension ObjectTree {
         if let generation = load { self.load(generation: generation) }
     }
 
+    /// Runs `done` on the owner thread once every signal the bus sent this connection before
+    /// now has been applied to the tree (and its observers have run).
+    ///
+    /// A round trip to the bus daemon (`org.freedesktop.DBus.GetNameOwner` for the service): the
+    /// daemon answers after the signals it queued for us earlier, and libdbus dispatches replies
+    /// and signals in the order they arrived. Use it before trusting the cached state right after
+    /// something outside changed it: when bluetoothd has just restarted, its `NameOwnerChanged`
+    /// signals may still be on their way. `done` also runs when the call fails (the connection
+    /// closed: nothing more will arrive).
+    public func synchronize(_ done: @escaping @Sendable () -> Void) {
+        connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        interface: "org.freedesktop.DBus", member: "GetNameOwner",
+                        arguments: [.string(service)], timeout: loadTimeout) { _ in done() }
+    }
+
     /// Sends `GetManagedObjects` for the owner of `generation`.
     func load(generation: Int) {
         connection.bluezCall(path: .root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects",

@@ -18,7 +18,7 @@ struct CentralConnectionTests {
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply, count: 2))
-        let events = try await h.connect(p, timeoutRetries: 1, connectionTimeout: .milliseconds(300))
+        let events = h.connect(p, timeoutRetries: 1, connectionTimeout: .milliseconds(300))
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.timeout])
         p.reconnect()
@@ -37,7 +37,7 @@ struct CentralConnectionTests {
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.seconds(2)), count: 1))
-        let events = try await h.connect(p, timeoutRetries: 3, connectionTimeout: .milliseconds(200))
+        let events = h.connect(p, timeoutRetries: 3, connectionTimeout: .milliseconds(200))
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.timeout])
     }
@@ -48,7 +48,7 @@ struct CentralConnectionTests {
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
-        let events = try await h.connect(p, disconnectRetries: 1)
+        let events = h.connect(p, disconnectRetries: 1)
         try await events.events.wait(for: 1)
         h.simulator.dropLink(device: device)
         try await events.events.wait(for: 2)
@@ -69,7 +69,7 @@ struct CentralConnectionTests {
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
-        let events = try await h.connect(p)
+        let events = h.connect(p)
         try await events.events.wait(for: 1)
         p.disconnect()
         p.disconnect()
@@ -103,13 +103,13 @@ struct CentralConnectionTests {
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
-        let first = try await h.connect(p, connectionTimeout: .milliseconds(400))
+        let first = h.connect(p, connectionTimeout: .milliseconds(400))
         try await first.events.wait(for: 1)
         p.disconnect()
         try await first.events.wait(for: 2)
         // The second attempt is still pending when the first session's 400 ms timer fires.
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.milliseconds(700)), count: 1))
-        let second = try await h.connect(p, connectionTimeout: .seconds(5))
+        let second = h.connect(p, connectionTimeout: .seconds(5))
         try await second.events.wait(for: 1, timeout: .seconds(5))
         #expect(second.events.items == [.connect])
     }
@@ -122,7 +122,7 @@ struct CentralConnectionTests {
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 2))
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 1))
-        let events = try await h.connect(p)
+        let events = h.connect(p)
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.connect])
         #expect(events.failures.items.isEmpty)
@@ -168,7 +168,7 @@ struct CentralConnectionTests {
                 for p in peripherals {
                     group.addTask {
                         _ = try await p.discoverServices([accelerometerService]).value
-                        let c = try require(p.service(accelerometerService)?.characteristic(accelerometerPeriod))
+                        let c = try need(p.service(accelerometerService)?.characteristic(accelerometerPeriod))
                         return try await c.read().value.value(as: UInt8.self)
                     }
                 }

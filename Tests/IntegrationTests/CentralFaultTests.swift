@@ -49,7 +49,7 @@ struct CentralFaultTests {
         h.simulator.setServicesResolvedEarly(.milliseconds(300))
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
-        let events = try await h.connect(p)
+        let events = h.connect(p)
         try await events.events.wait(for: 1)
         _ = try await p.discoverServices([accelerometerService], timeout: .seconds(3)).value
         #expect(p.servicesResolved)

@@ -30,7 +30,7 @@ struct CentralFlowTests {
         #expect(!h.manager.isScanning)
         #expect(found.items.allSatisfy { $0.address == tag })
 
-        let events = try await h.connect(p)
+        let events = h.connect(p)
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.connect])
         _ = try await p.discoverServices([accelerometerService]).value
@@ -70,13 +70,13 @@ struct CentralFlowTests {
                 break
             }
             h.manager.stopScanning()
-            let p = try require(found)
+            let p = try need(found)
             for try await event in p.connect().values {
                 #expect(event.connectionEvent == .connect)
                 break
             }
             _ = try await p.discoverServices().value
-            let s = try require(p.service(accelerometerService))
+            let s = try need(p.service(accelerometerService))
             return (p, s, ConnectionEvents())
         }
         let data = try #require(service.characteristic(accelerometerData))

@@ -186,7 +186,7 @@ struct ExamplesReadmeSnippetTests {
             $0.characteristic("2A29", flags: [.read], value: Data("Texas Instruments".utf8))
         })
         let peripheral = try await h.discover(tag)
-        let events = try await h.connect(peripheral)
+        let events = h.connect(peripheral)
         try await events.events.wait(for: 1, timeout: .seconds(5))
         let (battery, changes) = try await withDeadline(.seconds(10), "followBattery") {
             let (battery, changes) = try await followBattery(peripheral)

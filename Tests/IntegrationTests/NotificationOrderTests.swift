@@ -52,7 +52,7 @@ struct NotificationOrderTests {
                 peripheral.connect(connectionTimeout: .seconds(5)).onSuccess(context: .immediate) { connected.append($0.connectionEvent) }
                 #expect(try await connected.wait(for: 1, timeout: .seconds(5)) == [.connect])
                 _ = try await peripheral.discoverServices([Self.serviceUUID], timeout: .seconds(5)).value
-                let remote = try require(peripheral.service(Self.serviceUUID), "service")
+                let remote = try need(peripheral.service(Self.serviceUUID), "service")
                 _ = try await remote.discoverCharacteristics([NotificationOrderTests.socketUUID, NotificationOrderTests.signalUUID],
                                                              timeout: .seconds(5)).value
                 return remote
@@ -72,7 +72,7 @@ struct NotificationOrderTests {
         /// updates → decode, on `context`. Returns the numbers stream and the raw updates stream.
         func numbers(_ uuid: BLEUUID, context: any ExecutionContext) throws
             -> (numbers: FutureStream<UInt32>, characteristic: Characteristic) {
-            let characteristic = try require(remote.characteristic(uuid), "characteristic \(uuid)")
+            let characteristic = try need(remote.characteristic(uuid), "characteristic \(uuid)")
             let numbers = central.whenStateChanges()
                 .withFilter(context: context) { $0 == .poweredOn }
                 .flatMap(context: context) { _ in characteristic.startNotifying() }
@@ -86,7 +86,7 @@ struct NotificationOrderTests {
 
         /// Waits until the central subscribed to `uuid` on the peripheral side.
         func waitSubscribed(_ uuid: BLEUUID) async throws {
-            let local = try require(service.characteristic(uuid), "local characteristic")
+            let local = try need(service.characteristic(uuid), "local characteristic")
             let events = Collector<SubscriptionEvent>()
             local.whenSubscriptionChanges().onSuccess(context: .immediate) { events.append($0) }
             while !local.isNotifying {
@@ -97,7 +97,7 @@ struct NotificationOrderTests {
         /// Sends 1...count on `uuid`, `pause` microseconds apart, on a thread of its own;
         /// returns how many `updateValue` reported as sent.
         func send(_ uuid: BLEUUID, count: UInt32, pauseMicroseconds pause: UInt32) async throws -> Int {
-            let local = try require(service.characteristic(uuid), "local characteristic")
+            let local = try need(service.characteristic(uuid), "local characteristic")
             return await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
                     var sent = 0

@@ -65,7 +65,7 @@ struct ServiceModelBindingTests {
         h.simulator.add(peripheral())
         let (p, _, _) = try await h.ready(tag)
         _ = try await within(p.discoverServices([uuid]), "discoverServices")
-        return try require(p.service(uuid), "service \(uuid)")
+        return try need(p.service(uuid), "service \(uuid)")
     }
 
     @Test("readAll sets the property from the peripheral's value and emits the change")
@@ -97,7 +97,7 @@ struct ServiceModelBindingTests {
         #expect(h.simulator.notify(peripheral: tag, characteristic: batteryLevel, value: Data([42])) == 1)
         #expect(try await seen.wait(for: 1) == [42])
         #expect(model.level == 42)
-        let remote = try require(service.characteristic("2A19"))
+        let remote = try need(service.characteristic("2A19"))
         #expect(remote.isNotifying)
         let stopped = try await within(model.unbind(), "unbind")
         #expect(stopped == ["2A19"])

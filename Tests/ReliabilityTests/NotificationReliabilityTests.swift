@@ -42,14 +42,14 @@ struct NotificationReliabilityTests {
             }
             return seen
         }
-        let rssBefore = residentKB()
+        let rssBefore = ProcessStats.residentKB()
         let burst = await rig.simulator.burst(peripheral: a, characteristic: accData.uuidString, count: 10_000)
         #expect(burst.delivered == 10_000)
         // Wait for the last value to reach the characteristic (the socket is lossless).
         let last = Collector<Bool>()
         data.receiveNotificationUpdates().onSuccess(context: .immediate) { if Self.index($0.data) == 9_999 { last.append(true) } }
         if Self.index(data.value) != 9_999 { try await last.wait(for: 1, timeout: .seconds(20)) }
-        let rssAfter = residentKB()
+        let rssAfter = ProcessStats.residentKB()
         gate.append(true)
         let seen = try await withDeadline(.seconds(10)) { try await consumer.value }
         // One in hand plus at most the stream's subscriber backlog (max(capacity, 1,000))
@@ -163,23 +163,4 @@ struct NotificationReliabilityTests {
         #expect(fifty.addMatch == five.addMatch, "AddMatch: \(five.addMatch) with 5 devices, \(fifty.addMatch) with 50")
         #expect(fifty.addMatch - fifty.removeMatch <= 10, "active rules: \(fifty.addMatch - fifty.removeMatch)")
     }
-}
-
-/// Waits until `condition` holds, re-checking on a short timer, for at most `timeout`.
-func waitUntil(_ what: String, timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while !condition() {
-        guard clock.now < deadline else { throw Missing(description: "\(what): not within \(timeout)") }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
-
-/// The process's resident set size in kB (`/proc/self/status` VmRSS).
-func residentKB() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-    return 0
 }

@@ -5,39 +5,21 @@ import DBus
 import Foundation
 import TestSupport
 
-let accService: BLEUUID = "F000AA10-0451-4000-B000-000000000000"
-let accPeriod: BLEUUID = "F000AA13-0451-4000-B000-000000000000"
+let accService = AccelerometerUUIDs.service
+let accPeriod = AccelerometerUUIDs.period
 
 struct SoakFailure: Error, CustomStringConvertible { var description: String }
 
 enum Soak {
-    static func tag(_ address: String) -> SimulatedPeripheral {
-        SimulatedPeripheral.spec(address: address).name("SensorTag").rssi(-50)
-            .advertising(uuids: [accService.uuidString])
-            .service(accService.uuidString) {
-                $0.characteristic("F000AA11-0451-4000-B000-000000000000", flags: [.read, .notify], value: Data([0, 0, 64]))
-                $0.characteristic(accPeriod.uuidString, flags: [.read, .write], value: Data([100]))
-            }
-    }
-
-    /// `count` cycles of connect → discover → read → disconnect on one peripheral.
-    /// With `settle`, waits that long afterwards (past the operations' own timeouts, whose timers
-    /// keep their futures until they fire) and samples once more.
-    static func cycles(count: Int, settle: Int = 0) async throws -> SoakRun {
-        let bus = try TestBus()
-        defer { bus.stop() }
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
-        defer { simulator.stop() }
-        let manager = CentralManager(connection: try bus.connect())
-        defer { manager.reset() }
-        try await withDeadline(.seconds(10), "powered on") { try await manager.whenPoweredOn().value }
+    /// `count` cycles of connect → discover → read → disconnect on one peripheral, sampled every
+    /// tenth of the run. Nothing needs to settle afterwards: every operation's deadline timer,
+    /// and every wait of this harness, is cancelled as it completes.
+    static func cycles(count: Int) async throws -> SoakRun {
+        let rig = try await CentralRig.start()
+        defer { rig.stop() }
         let address = "C0:FF:EE:00:00:01"
-        simulator.add(tag(address))
-        let peripheral = try await withDeadline(.seconds(10), "scan") { () async throws -> Peripheral in
-            for try await p in manager.startScanning(forServiceUUIDs: [accService]).values where p.address == address { return p }
-            throw SoakFailure(description: "scan ended")
-        }
-        manager.stopScanning()
+        rig.simulator.add(simulatedSensorTag(address))
+        let peripheral = try await rig.discover(address)
         var run = SoakRun(name: "\(count) connect/discover/read/disconnect cycles", unit: "cycle")
         let events = Collector<ConnectionEvent>()
         peripheral.connect(disconnectRetries: .max, capacity: 4).onSuccess(context: .immediate) { events.append($0.connectionEvent) }
@@ -54,26 +36,18 @@ enum Soak {
             peripheral.disconnect()
             let down = try await events.wait(for: 2 * i + 2, timeout: .seconds(10))[2 * i + 1]
             guard down == .forceDisconnect else { throw SoakFailure(description: "cycle \(i): \(down)") }
-            if i == 0 || i == count / 10 || i == count / 2 || i == count - 1 { run.sample(at: i + 1) }
+            if i == 0 || (i + 1) % max(1, count / 10) == 0 { run.sample(at: i + 1) }
         }
         run.elapsed = clock.now - start
         peripheral.terminate()
-        if settle > 0 {
-            try await Task.sleep(for: .seconds(settle))
-            run.sample(at: count, extra: "after \(settle) s settling")
-        }
         return run
     }
 
     /// Scans for `seconds` while `devices` peripherals change RSSI 20 times a second.
     static func scanStorm(seconds: Int, devices: Int = 200) async throws -> SoakRun {
-        let bus = try TestBus()
-        defer { bus.stop() }
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
-        defer { simulator.stop() }
-        let manager = CentralManager(connection: try bus.connect())
-        defer { manager.reset() }
-        try await withDeadline(.seconds(10), "powered on") { try await manager.whenPoweredOn().value }
+        let rig = try await CentralRig.start()
+        defer { rig.stop() }
+        let (simulator, manager) = (rig.simulator, rig.manager)
         var run = SoakRun(name: "scan storm, \(devices) devices at 20 Hz for \(seconds) s", unit: "s")
         let reports = Counter()
         let failures = Counter()

@@ -54,7 +54,7 @@ public func withDeadline<T: Sendable>(
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {
-            try? await Task.sleep(for: timeout)
+            try? await cancellableSleep(for: timeout)
             return nil
         }
         guard let first = try await group.next(), let value = first else {
@@ -72,6 +72,9 @@ public final class Collector<T: Sendable>: Sendable {
         let id: Int
         let count: Int
         let continuation: CheckedContinuation<Bool, Never>
+        /// Fires at the deadline; cancelled when the count is reached, so a satisfied wait
+        /// leaves nothing behind (long runs wait thousands of times).
+        let deadline: DeadlineTimer
     }
     private struct State {
         var items: [T] = []
@@ -91,7 +94,18 @@ public final class Collector<T: Sendable>: Sendable {
             s.waiters.removeAll { $0.count <= n }
             return r
         }
-        for w in ready { w.continuation.resume(returning: true) }
+        for w in ready {
+            w.deadline.cancel()
+            w.continuation.resume(returning: true)
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let expired = state.withLock { s -> Waiter? in
+            guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return s.waiters.remove(at: i)
+        }
+        expired?.continuation.resume(returning: false)
     }
 
     /// The values so far.
@@ -101,21 +115,15 @@ public final class Collector<T: Sendable>: Sendable {
     @discardableResult
     public func wait(for count: Int, timeout: Duration = .seconds(10)) async throws -> [T] {
         let reached = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let id = state.withLock { s -> Int? in
-                if s.items.count >= count { return nil }
+            let waiting = state.withLock { s -> Bool in
+                if s.items.count >= count { return false }
                 s.nextID += 1
-                s.waiters.append(Waiter(id: s.nextID, count: count, continuation: c))
-                return s.nextID
+                let id = s.nextID
+                let deadline = DeadlineTimer(after: timeout) { [self] in expire(id) }
+                s.waiters.append(Waiter(id: id, count: count, continuation: c, deadline: deadline))
+                return true
             }
-            guard let id else { return c.resume(returning: true) }
-            Task { [self] in
-                try? await Task.sleep(for: timeout)
-                let expired = state.withLock { s -> Waiter? in
-                    guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return s.waiters.remove(at: i)
-                }
-                expired?.continuation.resume(returning: false)
-            }
+            if !waiting { c.resume(returning: true) }
         }
         guard reached else { throw DeadlineExceeded(what: "waiting for \(count) value(s), have \(items.count)", after: timeout) }
         return items
@@ -158,4 +166,17 @@ public func runPython(_ arguments: [String], timeout: Duration = .seconds(30)) a
         process.terminate()
         throw error
     }
+}
+
+/// A weak reference that any thread may test (for instance inside `waitUntil`): proves that an
+/// object is released when it should be.
+public final class WeakReference<T: AnyObject & Sendable>: Sendable {
+    private struct Box { weak var object: T? }
+    private let box: Mutex<Box>
+
+    /// Refers to `object` without retaining it.
+    public init(_ object: T) { box = Mutex(Box(object: object)) }
+
+    /// Whether the object has been deallocated.
+    public var isReleased: Bool { box.withLock { $0.object == nil } }
 }

@@ -29,17 +29,18 @@ public enum CentralManagerError: Error, Sendable, Equatable, CustomStringConvert
 public struct PeripheralError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Sendable, Equatable {
-        /// The peripheral is not connected.
+        /// The peripheral is not connected (and not terminated).
         case notConnected
-        /// The link dropped while the operation was pending.
+        /// The link dropped while the operation was pending, or the D-Bus connection the manager
+        /// uses is closed (then ``PeripheralError/bluez`` has kind `.disconnected`).
         case disconnected
         /// BlueZ answered with an error (see ``PeripheralError/bluez``).
         case bluez
         /// The operation's timeout fired (see ``PeripheralError/timeout``).
         case timeout
-        /// bluetoothd left the bus.
+        /// bluetoothd is not on the bus, or left it while the operation was pending.
         case serviceUnavailable
-        /// `terminate()` was called.
+        /// `terminate()` was called: while the operation was pending, or before it was asked for.
         case terminated
         /// The requested services, characteristics or descriptors do not exist on the device.
         case notFound
@@ -76,12 +77,14 @@ public struct PeripheralError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Wraps a BlueZ error: a call timeout becomes ``Kind/timeout`` with `timeout`, a missing
-    /// service ``Kind/serviceUnavailable``, anything else ``Kind/bluez``.
+    /// (or departed) bluetoothd ``Kind/serviceUnavailable``, a closed D-Bus connection
+    /// ``Kind/disconnected``, BlueZ's `NotConnected` ``Kind/notConnected``, anything else ``Kind/bluez``.
     init(_ error: BlueZError, operation: String, path: String?, timeout: Duration? = nil) {
         let kind: Kind
         switch error.kind {
         case .timeout: kind = .timeout
         case .serviceUnavailable: kind = .serviceUnavailable
+        case .disconnected: kind = .disconnected
         case .notConnected: kind = .notConnected
         default: kind = .bluez
         }

@@ -13,6 +13,8 @@ struct ScanSession {
     let options: ScanOptions
     var reported: Set<ObjectPath> = []
     var restarts = 0
+    /// The `timeout` timer, cancelled when the scan ends another way.
+    var timer: ScheduledTask?
 
     var filter: Adapter1.DiscoveryFilter {
         Adapter1.DiscoveryFilter(uuids: uuids.map(\.uuidString).sorted(), rssi: options.rssiThreshold,
@@ -51,10 +53,17 @@ extension CentralManager {
             s.scan = session
             return (session, previous)
         }
+        previous?.timer?.cancel()
         previous?.promise.finish(throwing: CentralManagerError.scanReplaced)
         beginDiscovery(Adapter1(connection: connection, path: adapterPath), session: session)
         if let timeout {
-            after(timeout) { [weak self] in self?.stopScanning(id: session.id) }
+            let timer = after(timeout) { [weak self] in self?.stopScanning(id: session.id) }
+            let running = inner.withLock { s -> Bool in
+                guard s.scan?.id == session.id else { return false }
+                s.scan?.timer = timer
+                return true
+            }
+            if !running { timer.cancel() }
         }
         return promise.stream
     }
@@ -71,6 +80,7 @@ extension CentralManager {
             s.scan = nil
             return scan
         }
+        session?.timer?.cancel()
         guard let session, let connection else { return }
         // The stream finishes once bluetoothd has ended our discovery session.
         Adapter1(connection: connection, path: session.adapter).stopDiscovery { result in
@@ -100,6 +110,7 @@ extension CentralManager {
             s.scan = nil
             return scan
         }
+        session?.timer?.cancel()
         session?.promise.finish(throwing: error)
     }
 

@@ -89,15 +89,27 @@ public final class CentralManager: Sendable {
 
     /// Completes once the state is `.poweredOn`; fails with ``CentralManagerError/notPoweredOn(_:)``
     /// after `timeout`.
+    ///
+    /// The state is read only after catching up with the bus (a round trip to the bus daemon,
+    /// see `ObjectTree.synchronize`): called right after bluetoothd restarted, it waits for the
+    /// new bluetoothd's adapter instead of completing from the state from before the restart.
     public func whenPoweredOn(timeout: Duration = .seconds(10)) -> Future<Void> {
         let promise = Promise<Void>()
         let token = CancelToken()
-        stateStream.stream.onSuccess(context: .immediate, cancelToken: token) { s in
-            if s == .poweredOn, promise.success(()) { token.cancel() }
+        let deadline = after(timeout) { [weak self] in
+            promise.failure(CentralManagerError.notPoweredOn(self?.state ?? .unknown))
         }
-        after(timeout) { [weak self] in
-            if promise.failure(CentralManagerError.notPoweredOn(self?.state ?? .unknown)) { token.cancel() }
+        // However it ends: stop listening and drop the timer (it holds the promise).
+        promise.future.onComplete(context: .immediate) { _ in
+            token.cancel()
+            deadline.cancel()
         }
+        let listen: @Sendable () -> Void = { [stateStream] in
+            stateStream.stream.onSuccess(context: .immediate, cancelToken: token) { s in
+                if s == .poweredOn { promise.success(()) }
+            }
+        }
+        if let tree { tree.synchronize(listen) } else { listen() }
         return promise.future
     }
 
@@ -113,6 +125,7 @@ public final class CentralManager: Sendable {
             return (changed, ended)
         }
         if changed { stateStream.success(snapshot.state) }
+        endedScan?.timer?.cancel()
         endedScan?.promise.finish(throwing: CentralManagerError.adapterUnavailable(snapshot.state))
     }
 

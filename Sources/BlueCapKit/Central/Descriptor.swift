@@ -36,7 +36,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
         let operation = "Descriptor.read (org.bluez.GattDescriptor1.ReadValue)"
         let promise = Promise<Descriptor>()
         guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: self.path.rawValue))
+            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: self.path.rawValue))
             return promise.future
         }
         let proxy = self.proxy
@@ -60,7 +60,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
         let operation = "Descriptor.write (org.bluez.GattDescriptor1.WriteValue)"
         let promise = Promise<Descriptor>()
         guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: self.path.rawValue))
+            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: self.path.rawValue))
             return promise.future
         }
         let proxy = self.proxy

@@ -67,6 +67,7 @@ extension Peripheral {
         } else {
             startAttempt()
         }
+        settleAttemptTimer()
         return promise.stream
     }
 
@@ -102,6 +103,7 @@ extension Peripheral {
                 return .disconnectLink
             }
         }
+        settleAttemptTimer()
         let device = Device1(connection: connection, path: path)
         switch action {
         case .none:
@@ -138,6 +140,7 @@ extension Peripheral {
             return (session, o, s.properties.connected == true || session.map { $0.phase != .idle } ?? false)
         }
         observation?.cancel()
+        settleAttemptTimer()
         failPending(.terminated, message: "terminate() was called")
         let chars = state.withLock { s -> [Characteristic] in
             let c = Array(s.characteristics.values)
@@ -166,8 +169,26 @@ extension Peripheral {
             return (session.attempt, session.connectionTimeout)
         }
         guard let (attempt, timeout) = started else { return }
-        after(timeout) { [weak self] in self?.connectTimedOut(attempt: attempt) }
+        let timer = after(timeout) { [weak self] in self?.connectTimedOut(attempt: attempt) }
+        let replaced = state.withLock { s -> ScheduledTask? in
+            let replaced = s.attemptTimer?.task
+            s.attemptTimer = (attempt, timer)
+            return replaced
+        }
+        replaced?.cancel()
+        settleAttemptTimer()  // the attempt may have ended already
         sendConnect(attempt: attempt, timeout: timeout)
+    }
+
+    /// Cancels the connection attempt's timer once that attempt is over (connected, failed,
+    /// timed out, cancelled, terminated), so it does not wait for its deadline.
+    func settleAttemptTimer() {
+        let ended = state.withLock { s -> ScheduledTask? in
+            guard let timer = s.attemptTimer, s.session?.phase != .connecting(attempt: timer.attempt) else { return nil }
+            s.attemptTimer = nil
+            return timer.task
+        }
+        ended?.cancel()
     }
 
     private func sendConnect(attempt: Int, timeout: Duration) {
@@ -185,6 +206,7 @@ extension Peripheral {
             s.session = session
             return (session.timeouts > session.timeoutRetries ? .giveUp : .timeout, session.promise)
         }
+        settleAttemptTimer()
         guard let (e, promise) = event else { return }
         BlueZLog.debug("\(identifier) connect attempt \(attempt) timed out")
         Device1(connection: connection, path: path).disconnect { _ in }  // cancels bluetoothd's pending connection
@@ -211,6 +233,7 @@ extension Peripheral {
                 return (.failed(error), session.promise)
             }
         }
+        settleAttemptTimer()
         switch next {
         case .none: return
         case .connected: emitConnect(promise)
@@ -233,6 +256,7 @@ extension Peripheral {
             }
             return (true, false, session.promise)
         }
+        settleAttemptTimer()
         guard stillConnecting else { return }
         if connected { emitConnect(promise) } else { sendConnect(attempt: attempt, timeout: timeout) }
     }
@@ -252,6 +276,7 @@ extension Peripheral {
                 s.session = session
                 return session.promise
             }
+            settleAttemptTimer()
             if let promise { emitConnect(promise) }
         } else {
             linkLost(serviceGone: false)
@@ -267,6 +292,7 @@ extension Peripheral {
             s.session = session
             return session.promise
         }
+        settleAttemptTimer()
         if let failedAttempt {
             failedAttempt.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
                                                   operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,

@@ -19,13 +19,13 @@ extension Peripheral {
     /// Waits until BlueZ has resolved the device's services (`Device1.ServicesResolved`) AND the
     /// `org.bluez.GattService1` objects exist (BlueZ may report resolved before exporting them);
     /// with `uuids`, until each of those services exists. Subscribes before checking, so nothing
-    /// is missed. Fails with `.notConnected`, `.disconnected`, `.notFound` (resolved but a
+    /// is missed. Fails with `.notConnected` (`.terminated` after ``terminate()``), `.disconnected`, `.notFound` (resolved but a
     /// requested service is missing when `timeout` fires) or `.timeout`.
     public func discoverServices(_ uuids: [BLEUUID]? = nil, timeout: Duration = .seconds(15)) -> Future<Peripheral> {
         let operation = "Peripheral.discoverServices (Device1.ServicesResolved)"
         let promise = Promise<Peripheral>()
         guard linkIsUp else {
-            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: identifier))
+            promise.failure(PeripheralError(kind: linkDownKind, operation: operation, path: identifier))
             return promise.future
         }
         let missing: @Sendable () -> [BLEUUID]? = { [weak self] in
@@ -96,6 +96,10 @@ extension Peripheral {
 
     /// Whether the link is up as far as we know.
     var linkIsUp: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
+
+    /// Why an operation cannot start while the link is not up: ``PeripheralError/Kind/terminated``
+    /// after ``terminate()``, else ``PeripheralError/Kind/notConnected``.
+    var linkDownKind: PeripheralError.Kind { state.withLock { $0.terminated ? .terminated : .notConnected } }
 
     /// Restarts notifications that were on when the link dropped (after a reconnection).
     func resubscribeNotifications() {

@@ -28,12 +28,17 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     struct Waiter {
         let check: @Sendable () -> Bool
         let fail: @Sendable (PeripheralError) -> Void
+        /// The deadline timer, cancelled as soon as the waiter is removed: it holds `onTimeout`
+        /// and with it the operation's promise.
+        var deadline: ScheduledTask?
     }
 
     struct State {
         var properties: Device1.Properties
         var lastRSSI: Int16?
         var session: ConnectSession?
+        /// The timer of the connection attempt in progress, cancelled once the attempt ends.
+        var attemptTimer: (attempt: Int, task: ScheduledTask)?
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
         var services: [ObjectPath: Service] = [:]
@@ -169,6 +174,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     /// Subscribe-then-check-then-wait: `check` runs now and after every event of the device's
     /// subtree until it returns true (it completes its own promise); after `timeout`, `onTimeout` runs.
+    /// The deadline timer is cancelled as soon as the waiter ends (check passed, or failed by
+    /// ``failPending(_:message:)``), so nothing the operation captured outlives it.
     func wait(timeout: Duration, check: @escaping @Sendable () -> Bool, fail: @escaping @Sendable (PeripheralError) -> Void,
               onTimeout: @escaping @Sendable () -> Void) {
         let id = state.withLock { s -> Int in
@@ -177,14 +184,27 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             return s.nextWaiter
         }
         if check() { removeWaiter(id); return }
-        after(timeout) { [weak self] in
+        let timer = after(timeout) { [weak self] in
             guard let self, self.removeWaiter(id) != nil else { return }
             onTimeout()
         }
+        // The waiter may have ended meanwhile (an event on the owner thread): then no one else
+        // will cancel the timer.
+        let armed = state.withLock { s -> Bool in
+            guard s.waiters[id] != nil else { return false }
+            s.waiters[id]?.deadline = timer
+            return true
+        }
+        if !armed { timer.cancel() }
     }
 
+    /// Removes a waiter and cancels its deadline timer.
     @discardableResult
-    private func removeWaiter(_ id: Int) -> Waiter? { state.withLock { $0.waiters.removeValue(forKey: id) } }
+    private func removeWaiter(_ id: Int) -> Waiter? {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.deadline?.cancel()
+        return waiter
+    }
 
     private func runWaiters() {
         let waiters = state.withLock { $0.waiters }
@@ -198,6 +218,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             defer { s.waiters = [:] }
             return Array(s.waiters.values)
         }
+        for w in waiters { w.deadline?.cancel() }
         for w in waiters { w.fail(PeripheralError(kind: kind, operation: "Peripheral.discoverServices", path: identifier, message: message)) }
         operations.failAll { PeripheralError(kind: kind, operation: $0, path: self.identifier, message: message) }
     }
@@ -210,8 +231,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Runs `body` after `delay` on a global queue (timers for timeouts and backoff; no polling).
-func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
-    let (s, atto) = delay.components
-    let nanos = max(0, s * 1_000_000_000 + atto / 1_000_000_000)
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos)), execute: body)
+/// Cancelling the returned task before the deadline unschedules `body` and releases it (and what
+/// it captured) at once; every operation deadline is cancelled when its operation ends.
+@discardableResult
+func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
+    QueueContext.global.schedule(after: delay, body)
 }

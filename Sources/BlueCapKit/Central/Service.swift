@@ -40,7 +40,7 @@ public final class Service: Sendable, Hashable, CustomStringConvertible {
         let operation = "Service.discoverCharacteristics (org.bluez.GattCharacteristic1 objects)"
         let promise = Promise<Service>()
         guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: .notConnected, operation: operation, path: path.rawValue))
+            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: path.rawValue))
             return promise.future
         }
         let missing: @Sendable () -> [BLEUUID] = { [weak self] in

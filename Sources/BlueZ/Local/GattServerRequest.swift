@@ -99,6 +99,8 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     public let options: GattRequestOptions
     private let completion: @Sendable (Result<Data?, BlueZError>) -> Void
     private let answered = Atomic<Bool>(false)
+    /// The request timeout's timer, cancelled as soon as the request is answered.
+    private let deadline = Mutex<(any DispatchSourceTimer)?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
          completion: @escaping @Sendable (Result<Data?, BlueZError>) -> Void) {
@@ -130,12 +132,32 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
         return true
     }
 
-    private func claim() -> Bool { !answered.exchange(true, ordering: .sequentiallyConsistent) }
+    private func claim() -> Bool {
+        guard !answered.exchange(true, ordering: .sequentiallyConsistent) else { return false }
+        cancelDeadline()
+        return true
+    }
 
-    /// Fails the request with `Failed "timeout"` after `timeout` unless answered before.
+    /// Fails the request with `Failed "timeout"` after `timeout` unless answered before; the
+    /// timer is cancelled by the answer rather than left pending until the deadline.
     func arm(timeout: Duration) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [weak self] in
-            self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
+        deadline.withLock { slot in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
+            timer.setEventHandler { [weak self] in
+                self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
+            }
+            timer.activate()
+            slot = timer
+        }
+        // Answered before the timer was stored: nobody else will cancel it.
+        if isAnswered { cancelDeadline() }
+    }
+
+    private func cancelDeadline() {
+        deadline.withLock { timer in
+            timer?.cancel()
+            timer = nil
         }
     }
 

@@ -5,6 +5,7 @@
 import BlueZ
 @_spi(Fuzzing) import DBus
 import Foundation
+import FuzzSupport
 
 // MARK: - Typed decoding
 
@@ -78,23 +79,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 @main
 struct DBusMessageFuzzerMain {
     static func main() throws {
-        #if FUZZING
-        exit(FuzzerDriver.run(fuzz))
-        #else
-        try replay()
-        #endif
-    }
-
-    static func replay() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        #if !FUZZING
         if arguments.first == "--write-corpus", arguments.count == 2 {
             let written = try SeedCorpus.write(to: arguments[1])
             print("DBusMessageFuzzer: wrote \(written) seed message(s) to \(arguments[1])")
             return
         }
-        let replayed = CorpusReplay.run(arguments: arguments) { data in
+        #endif
+        FuzzerDriver.run(name: "DBusMessageFuzzer", arguments: arguments, target: fuzz) { data in
             data.withUnsafeBytes { fuzzMessage($0) }
         }
-        print("DBusMessageFuzzer: replayed \(replayed) input(s), no crash")
     }
 }

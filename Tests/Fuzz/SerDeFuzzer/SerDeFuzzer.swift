@@ -3,6 +3,7 @@
 // otherwise it replays corpus files or directories given on the command line.
 import BlueCapKit
 import Foundation
+import FuzzSupport
 
 // MARK: - Invariants
 
@@ -85,15 +86,6 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 @main
 struct SerDeFuzzerMain {
     static func main() {
-        #if FUZZING
-        exit(FuzzerDriver.run(fuzz))
-        #else
-        replay()
-        #endif
-    }
-
-    static func replay() {
-        let replayed = CorpusReplay.run(arguments: Array(CommandLine.arguments.dropFirst())) { fuzzSerDe($0) }
-        print("SerDeFuzzer: replayed \(replayed) input(s), no crash")
+        FuzzerDriver.run(name: "SerDeFuzzer", arguments: Array(CommandLine.arguments.dropFirst()), target: fuzz) { fuzzSerDe($0) }
     }
 }

@@ -2,10 +2,10 @@
 import Foundation
 
 /// Replays corpus inputs through a fuzz function.
-enum CorpusReplay {
+public enum CorpusReplay {
     /// Runs `body` on each file named in `arguments` (directories: each file inside, sorted).
     /// Returns the number of inputs run.
-    static func run(arguments: [String], _ body: (Data) -> Void) -> Int {
+    public static func run(arguments: [String], _ body: (Data) -> Void) -> Int {
         var count = 0
         let fm = FileManager.default
         for argument in arguments {
