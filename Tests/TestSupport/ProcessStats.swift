@@ -4,7 +4,7 @@ import Foundation
 /// Figures about the running process, for leak and growth checks.
 public enum ProcessStats {
     /// True in an AddressSanitizer build, which keeps freed memory in quarantine: RSS bounds are moot.
-    public static let underAddressSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+    public static var underAddressSanitizer: Bool { Sanitizers.address }
 
     /// The resident set size in kB (`VmRSS` in /proc/self/status), 0 when unreadable.
     public static func residentKB() -> Int {
