@@ -82,6 +82,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     // MARK: Callbacks
 
     /// Calls `completion` with each result: the kept ones first, then each new one.
+    @inlinable
     public func onComplete(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -93,6 +94,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     }
 
     /// Calls `success` with each successful value (kept ones first).
+    @inlinable
     public func onSuccess(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -104,6 +106,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     }
 
     /// Calls `failure` with each failed result (kept ones first).
+    @inlinable
     public func onFailure(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -116,6 +119,7 @@ public final class FutureStream<T: Sendable>: Sendable {
 
     /// Calls `finished` once the stream has finished (after every result was delivered to
     /// this subscription).
+    @inlinable
     public func onFinish(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -129,6 +133,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     // MARK: Internal core
 
     /// Adds a subscriber: replays the kept results, then live events.
+    @usableFromInline
     func subscribe(
         context: any ExecutionContext,
         token: CancelToken?,
