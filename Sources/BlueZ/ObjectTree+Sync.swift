@@ -89,11 +89,17 @@ extension ObjectTree {
             BlueZLog.debug("ObjectTree: ignored \(m)")
             return
         }
+        apply(event, sender: m.sender, from: m.description)
+    }
+
+    /// Applies one decoded signal from `sender` (owner thread): cache first, then observers.
+    /// `signal` describes it for the debug log.
+    func apply(_ event: ObjectTreeEvent, sender: String?, from signal: @autoclosure () -> String) {
         var batch: [(ObjectTreeEvent, [Handler])] = []
         var rejected: [String] = []
         state.withLock { s in
             // Before the snapshot arrives, every signal is already reflected in it.
-            guard s.status.loaded, let owner = s.status.owner, m.sender == nil || m.sender == owner else { return }
+            guard s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner else { return }
             var event = event
             // A BlueZ property never changes type: a property keeps the type it was published
             // with, and a change of another type is bad input that must not replace the good
@@ -124,7 +130,7 @@ extension ObjectTree {
             }
             batch.append((event, Self.observers(of: event, in: &s)))
         }
-        if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(m): \(rejected.joined(separator: ", "))") }
+        if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(signal()): \(rejected.joined(separator: ", "))") }
         deliver(batch)
     }
 

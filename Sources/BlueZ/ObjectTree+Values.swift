@@ -32,12 +32,13 @@ extension ObjectTree {
     // MARK: - The direct route
 
     /// A PropertiesChanged signal, before it is decoded (owner thread). Handles it and returns
-    /// true when it is a lone `Value` change of a characteristic with a value handler; returns
-    /// false (the signal then takes the generic path, ``received(_:)``) otherwise, including
-    /// every case that path would ignore or reject.
+    /// true when it is a lone `Value` change of a characteristic with a value handler, or a
+    /// single basic-valued change (``receivedSingleChange(_:)``); returns false (the signal
+    /// then takes the generic path, ``received(_:)``) otherwise, including every lone `Value`
+    /// change that path would ignore or reject.
     func receivedValue(_ view: SignalView) -> Bool {
         guard let data = view.onlyChangedBytes(interface: GattCharacteristic1.interface, property: "Value"),
-              let path = view.path else { return false }
+              let path = view.path else { return receivedSingleChange(view) }
         let sender = view.sender
         let handlers = state.withLock { s -> [(id: Int, handler: ValueHandler)]? in
             guard let routes = s.valueRoutes[path], s.status.loaded, let owner = s.status.owner,
@@ -54,6 +55,17 @@ extension ObjectTree {
         }
         guard let handlers else { return false }
         for route in handlers { route.handler(data) }
+        return true
+    }
+
+    /// A PropertiesChanged that changes one property with a basic value (an RSSI update, a
+    /// `Connected` or `Notifying` flip, …) and invalidates nothing: read in place into the
+    /// event the generic path would decode, without building the `Message`. False for any
+    /// other shape (the generic path then takes it).
+    func receivedSingleChange(_ view: SignalView) -> Bool {
+        guard let path = view.path, let change = view.onlyChangedBasicProperty() else { return false }
+        apply(.propertiesChanged(path, interface: change.interface, changed: [change.name: change.value], invalidated: []),
+              sender: view.sender, from: "PropertiesChanged \(path.rawValue) \(change.interface).\(change.name)")
         return true
     }
 }

@@ -45,4 +45,31 @@ public struct SignalView {
         LibDBus.recurse(&variant, &bytes)
         return LibDBus.data(&bytes)
     }
+
+    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
+    /// changes exactly one property holding a basic value (a number, boolean, string or object
+    /// path) and invalidates nothing: the interface, the property's name and its value (the
+    /// variant unwrapped). Nil for any other shape.
+    public func onlyChangedBasicProperty() -> (interface: String, name: String, value: DBusValue)? {
+        guard LibDBus.hasSignature(raw, "sa{sv}as") else { return nil }
+        var body = RawIter()
+        guard LibDBus.initRead(raw, &body) else { return nil }
+        let interface = LibDBus.string(&body)
+        guard LibDBus.next(&body) else { return nil }
+        var changed = RawIter()
+        LibDBus.recurse(&body, &changed)
+        guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
+        var entry = RawIter()
+        LibDBus.recurse(&changed, &entry)
+        let name = LibDBus.string(&entry)
+        guard LibDBus.next(&entry) else { return nil }
+        var variant = RawIter()
+        LibDBus.recurse(&entry, &variant)
+        guard let value = Marshaling.readBasic(&variant) else { return nil }
+        guard !LibDBus.next(&changed), LibDBus.next(&body) else { return nil }
+        var invalidated = RawIter()
+        LibDBus.recurse(&body, &invalidated)
+        guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }
+        return (interface, name, value)
+    }
 }
