@@ -56,10 +56,18 @@ class ClientFailed(Exception):
     pass
 
 
-def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=None):
+# How long a client may take to set up (connect, discover, subscribe) before it prints "ready".
+# Every peer needs 1-10 s here, even on a loaded machine; a client that stalls in setup (as
+# simplepyble does against the simulator, in D-Bus timeouts) is stopped then and reported as
+# failed with the reason, instead of holding up the run until its overall timeout.
+READY_TIMEOUT = 45.0
+
+
+def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=None, ready_timeout=READY_TIMEOUT):
     """Starts one client, calls `on_ready(pid)` once it is set up, waits for its result.
     `while_starting()` is called every 200 ms until the client is ready (for peers that must see
-    the devices advertise before they can use them).
+    the devices advertise before they can use them). A client not ready after `ready_timeout`
+    seconds is killed and reported as failed (ClientFailed says so).
 
     Returns the client's result dict plus "cpu_s" (CPU after ready) and "maxrss_kb".
     """
@@ -68,12 +76,20 @@ def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=N
                             env=env, text=True)
     killer = threading.Timer(timeout, lambda: _kill(proc))
     killer.start()
+    stalled = threading.Event()
+
+    def setup_watchdog():
+        if not is_ready.wait(ready_timeout):
+            stalled.set()
+            _kill(proc)
+    watchdog = threading.Thread(target=setup_watchdog, daemon=True)
     stderr_lines = []
     drain = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True)
     drain.start()
     result = None
     cpu_ready = None
     is_ready = threading.Event()
+    watchdog.start()
     if while_starting:
         def nudge():
             while not is_ready.wait(0.2):
@@ -102,6 +118,9 @@ def run_client(argv, bus_address, on_ready=None, timeout=300.0, while_starting=N
         drain.join(2)
     if result is None or cpu_ready is None:
         tail = "".join(stderr_lines[-15:])
+        if stalled.is_set():
+            raise ClientFailed(f"{os.path.basename(argv[0])} {' '.join(argv[1:3])} not ready after {ready_timeout:g} s "
+                               f"(stalled in setup), stopped:\n{tail}")
         raise ClientFailed(f"{os.path.basename(argv[0])} {' '.join(argv[1:3])} exited {proc.returncode} "
                            f"without a result:\n{tail}")
     result["cpu_s"] = max(0.0, usage.ru_utime + usage.ru_stime - cpu_ready)

@@ -35,7 +35,7 @@ def main():
         argv = peers.command(args.peer, args.workload, [DEVICE], [path], count=args.count, inflight=args.inflight, uuid=uuid)
 
         def on_ready(pid):
-            perf["p"] = subprocess.Popen(["perf", "record", "-g", "-o", args.out, "-p", str(pid)],
+            perf["p"] = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", args.out, "-p", str(pid)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if args.workload == "notify":
                 stopped(pid, lambda: sim.control("Burst", "ssu", [DEVICE, "FFF2", args.count]))

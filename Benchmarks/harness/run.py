@@ -236,9 +236,10 @@ FUTURES_LINE = re.compile(r"^\s*(?P<name>[^:]+): min (?P<min>[\d.]+) / median (?
                           r"\s+\((?P<ratio>[\d.]+)x (?P<base>[^:]+): median (?P<bmedian>[\d.]+) ns\)")
 
 
-def p4(bench, runs):
-    log("  P4 futures")
-    proc = subprocess.run([bench, "futures", "--runs", str(runs)], capture_output=True, text=True, timeout=600)
+def p4(bench, runs, elements):
+    log(f"  P4 futures ({elements:,} elements)")
+    proc = subprocess.run([bench, "futures", "--runs", str(runs), "--elements", str(elements)],
+                          capture_output=True, text=True, timeout=600)
     figures = {}
     for line in proc.stdout.splitlines():
         m = FUTURES_LINE.match(line)
@@ -263,6 +264,8 @@ def main():
     p.add_argument("--scan-seconds", type=float, default=60)
     p.add_argument("--scan-devices", type=int, default=1000)
     p.add_argument("--scan-hz", type=float, default=10)
+    p.add_argument("--futures-elements", type=int, default=200_000,
+                   help="P4: promises, stream elements (and a tenth as many chain links) per run")
     p.add_argument("--workloads", default="p1,p2,p3,p4")
     p.add_argument("--peers", default="baseline,bluecap,bleak,simplepyble")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
@@ -275,6 +278,7 @@ def main():
         args.notify_count = min(args.notify_count, 20_000)
         args.reads = min(args.reads, 2_000)
         args.scan_seconds = min(args.scan_seconds, 5)
+        args.futures_elements = min(args.futures_elements, 100_000)
     args.runs = max(args.runs, 1)
 
     peers = Peers(ROOT, args.release_dir, args.baseline, args.python)
@@ -300,7 +304,8 @@ def main():
     started = datetime.datetime.now()
     results = {"date": started.isoformat(timespec="seconds"), "machine": describe_machine(),
                "load_before": load_average(), "runs": args.runs,
-               "settings": {k: getattr(args, k) for k in ("notify_count", "reads", "scan_seconds", "scan_devices", "scan_hz", "quick")},
+               "settings": {k: getattr(args, k) for k in ("notify_count", "reads", "scan_seconds", "scan_devices", "scan_hz",
+                                                 "futures_elements", "quick")},
                "workloads": {}}
     sim_binary = os.path.join(args.release_dir, "bluez-sim")
     log(f"bluecap-bench harness: {args.runs} runs, load average {results['load_before']}")
@@ -320,7 +325,7 @@ def main():
         results["workloads"]["p3"] = p3(sim_binary, peers, args.runs, args.scan_seconds, args.scan_devices,
                                         args.scan_hz, peer_list("scan"))
     if "p4" in workloads:
-        results["workloads"]["p4"] = p4(peers.bench, max(args.runs, 5))
+        results["workloads"]["p4"] = p4(peers.bench, max(args.runs, 5), args.futures_elements)
     results["load_after"] = load_average()
     results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
 

@@ -104,18 +104,25 @@ extension ObjectTree {
             BlueZLog.debug("ObjectTree: ignored \(m)")
             return
         }
+        apply(event, sender: m.sender, from: m.description)
+    }
+
+    /// Applies one decoded signal from `sender` (owner thread): cache first, then observers.
+    /// `signal` describes it for the debug log.
+    func apply(_ event: ObjectTreeEvent, sender: String?, from signal: @autoclosure () -> String) {
         var batch: [(ObjectTreeEvent, [Handler])] = []
         var rejected: [String] = []
         state.withLock { s in
             // Before the snapshot arrives, every signal is already reflected in it.
-            guard s.status.loaded, let owner = s.status.owner, m.sender == nil || m.sender == owner else { return }
+            guard s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner else { return }
             var event = event
             // A BlueZ property never changes type: a property keeps the type it was published
             // with, and a change of another type is bad input that must not replace the good
             // value (nor reach observers).
             if case .propertiesChanged(let path, let interface, let changed, let invalidated) = event,
-               let cached = s.objects[path]?[interface] {
-                let kept = changed.filter { name, value in cached[name].map { $0.type == value.type } ?? true }
+               let cached = s.objects[path]?[interface],
+               changed.contains(where: { name, value in cached[name].map { !$0.hasSameType(as: value) } ?? false }) {
+                let kept = changed.filter { name, value in cached[name].map { $0.hasSameType(as: value) } ?? true }
                 if kept.count != changed.count {
                     rejected = changed.keys.filter { kept[$0] == nil }.sorted()
                         .map { "\($0): \(changed[$0]!.signature) instead of \(cached[$0]!.signature)" }
@@ -138,7 +145,7 @@ extension ObjectTree {
             }
             batch.append((event, Self.observers(of: event, in: &s)))
         }
-        if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(m): \(rejected.joined(separator: ", "))") }
+        if !rejected.isEmpty { BlueZLog.debug("ObjectTree: ignored wrongly typed properties in \(signal()): \(rejected.joined(separator: ", "))") }
         deliver(batch)
     }
 
@@ -185,5 +192,24 @@ extension ObjectTree {
             out[name] = e.value.unwrapped
         }
         return out
+    }
+}
+
+extension DBusValue {
+    /// Whether `other` has the same type (`type == other.type`), without building the types of
+    /// scalars and arrays.
+    func hasSameType(as other: DBusValue) -> Bool {
+        switch (self, other) {
+        case (.byte, .byte), (.bool, .bool), (.int16, .int16), (.uint16, .uint16), (.int32, .int32), (.uint32, .uint32),
+             (.int64, .int64), (.uint64, .uint64), (.double, .double), (.string, .string), (.objectPath, .objectPath),
+             (.signature, .signature), (.unixFD, .unixFD), (.variant, .variant):
+            return true
+        case (.array(let a, _), .array(let b, _)):
+            return a == b
+        case (.dict(let k1, let v1, _), .dict(let k2, let v2, _)):
+            return k1 == k2 && v1 == v2
+        default:
+            return type == other.type
+        }
     }
 }

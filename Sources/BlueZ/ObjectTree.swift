@@ -1,5 +1,6 @@
 // ObjectTree: a cache of org.bluez's objects, kept current from three broad match rules.
 import DBus
+import Foundation
 import Synchronization
 
 /// The objects a service (bluetoothd, `org.bluez`) exports, cached per connection.
@@ -34,6 +35,7 @@ public final class ObjectTree: Sendable {
     }
 
     typealias Handler = @Sendable (ObjectTreeEvent) -> Void
+    typealias ValueHandler = @Sendable (Data) -> Void
 
     struct State {
         var status = Status()
@@ -46,6 +48,8 @@ public final class ObjectTree: Sendable {
         /// Every observer of an event about a path (tree, exact and subtree observers), computed
         /// on the path's first event and reused until an observer comes or goes; bounded.
         var routes: [ObjectPath: [Handler]] = [:]
+        /// Handlers of lone `Value` changes per characteristic path (``observeValue(at:_:)``).
+        var valueRoutes: [ObjectPath: [(id: Int, handler: ValueHandler)]] = [:]
 
         /// Forgets the computed routes (an observer was added or removed).
         mutating func observersChanged() { routes.removeAll(keepingCapacity: true) }
@@ -95,7 +99,8 @@ public final class ObjectTree: Sendable {
         let objectManager = connection.subscribe(rule: MatchRule(
             sender: service, interface: "org.freedesktop.DBus.ObjectManager")) { [weak self] m in self?.received(m) }
         let properties = connection.subscribe(rule: MatchRule(
-            sender: service, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")) { [weak self] m in
+            sender: service, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
+            peek: { [weak self] view in self?.receivedValue(view) ?? false }) { [weak self] m in
             self?.received(m)
         }
         // Sent after the AddMatch calls on the same connection: the bus has applied the rules

@@ -51,17 +51,16 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { text }
 
-    /// Local check of everything but the sender (checked against the owner cache by the caller).
-    func matchesLocally(_ m: Message) -> Bool {
-        if let interface, m.interface != interface { return false }
-        if let member, m.member != member { return false }
-        if let path, m.path != path { return false }
+    /// Whether a signal with these header fields (and first string argument) matches, checking
+    /// everything but the sender (checked against the owner cache by the caller).
+    func matchesLocally(interface i: String?, member m: String?, path p: ObjectPath?, arg0 a: String?) -> Bool {
+        if let interface, i != interface { return false }
+        if let member, m != member { return false }
+        if let path, p != path { return false }
         if let pathNamespace {
-            guard let p = m.path, p.isDescendant(of: pathNamespace) else { return false }
+            guard let p, p.isDescendant(of: pathNamespace) else { return false }
         }
-        if let arg0 {
-            guard case .string(let s)? = m.body.first, s == arg0 else { return false }
-        }
+        if let arg0, a != arg0 { return false }
         return true
     }
 }

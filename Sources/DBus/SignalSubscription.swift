@@ -66,6 +66,15 @@ extension Connection {
         core.subscribe(rule: rule, handler)
     }
 
+    /// Like ``subscribe(rule:_:)``, with `peek` run first on each matching signal, read in place
+    /// (``SignalView``): when it returns true the signal counts as handled and `handler` is not
+    /// called (and the message is not decoded for it). For frequent signals whose common shape
+    /// needs one field; `peek` runs on the owner thread and must not block.
+    public func subscribe(rule: MatchRule, peek: @escaping @Sendable (SignalView) -> Bool,
+                          _ handler: @escaping @Sendable (Message) -> Void) -> SignalSubscription {
+        core.subscribe(rule: rule, peek: peek, handler)
+    }
+
     /// Reports the current owner of `name` (`GetNameOwner`), then every change
     /// (`NameOwnerChanged`); nil means no owner. Runs `handler` on the owner thread.
     public func watchNameOwner(_ name: String, _ handler: @escaping @Sendable (String?) -> Void) -> NameOwnerWatch {
@@ -74,13 +83,14 @@ extension Connection {
 }
 
 extension ConnectionCore {
-    func subscribe(rule: MatchRule, _ handler: @escaping @Sendable (Message) -> Void) -> SignalSubscription {
+    func subscribe(rule: MatchRule, peek: (@Sendable (SignalView) -> Bool)? = nil,
+                   _ handler: @escaping @Sendable (Message) -> Void) -> SignalSubscription {
         var tracked: String?
         if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
             tracked = sender
             acquireOwnerTracking(sender)
         }
-        let id = addSubscriber(rule, handler: handler)
+        let id = addSubscriber(rule, peek: peek, handler: handler)
         return SignalSubscription(core: self, id: id, rule: rule, trackedName: tracked)
     }
 

@@ -8,6 +8,7 @@ extension FutureStream {
     /// callback subscription's queue does: there is no back-pressure, so a consumer that far
     /// behind the producer loses the OLDEST buffered values; the producer never blocks. Ending
     /// the iteration (or cancelling its task) unsubscribes.
+    @inlinable
     public var values: AsyncThrowingStream<T, any Error> {
         AsyncThrowingStream(bufferingPolicy: .bufferingNewest(subscriberBacklog)) { continuation in
             let token = CancelToken()

@@ -39,16 +39,18 @@ public final class FutureStream<T: Sendable>: Sendable {
     /// dropped: `max(capacity, minimumSubscriberBacklog)`.
     public var subscriberBacklog: Int { Swift.max(capacity, Self.minimumSubscriberBacklog) }
 
-    private struct State {
-        var kept = RingBuffer<Result<T, any Error>>()
-        var subscribers: [StreamSubscriber<T>] = []
-        var nextID = 0
-        var isFinished = false
-        var dropped = 0
+    @usableFromInline
+    struct State {
+        @usableFromInline var kept = RingBuffer<Result<T, any Error>>()
+        @usableFromInline var subscribers: [StreamSubscriber<T>] = []
+        @usableFromInline var nextID = 0
+        @usableFromInline var isFinished = false
+        @usableFromInline var dropped = 0
+        @usableFromInline init() {}
     }
 
     // Sendable through this lock: kept results, subscribers and the finished flag live in it.
-    private let state = Locked(State())
+    @usableFromInline let state = Locked(State())
 
     init(capacity: Int) {
         precondition(capacity >= 1, "a FutureStream needs a capacity of at least 1")
@@ -80,6 +82,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     // MARK: Callbacks
 
     /// Calls `completion` with each result: the kept ones first, then each new one.
+    @inlinable
     public func onComplete(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -91,6 +94,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     }
 
     /// Calls `success` with each successful value (kept ones first).
+    @inlinable
     public func onSuccess(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -102,6 +106,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     }
 
     /// Calls `failure` with each failed result (kept ones first).
+    @inlinable
     public func onFailure(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -114,6 +119,7 @@ public final class FutureStream<T: Sendable>: Sendable {
 
     /// Calls `finished` once the stream has finished (after every result was delivered to
     /// this subscription).
+    @inlinable
     public func onFinish(
         context: any ExecutionContext = .futuresDefault,
         cancelToken: CancelToken? = nil,
@@ -127,6 +133,7 @@ public final class FutureStream<T: Sendable>: Sendable {
     // MARK: Internal core
 
     /// Adds a subscriber: replays the kept results, then live events.
+    @usableFromInline
     func subscribe(
         context: any ExecutionContext,
         token: CancelToken?,
@@ -145,37 +152,50 @@ public final class FutureStream<T: Sendable>: Sendable {
             guard let tokenID = registered else { return }
             subscriber.attach(tokenID: tokenID)
         }
-        state.withLock { state in
-            for result in state.kept.elements { _ = subscriber.enqueue(.item(result)) }
+        let mustStart = state.withLock { state -> Bool in
+            var mustStart = false
+            for result in state.kept.elements where subscriber.enqueue(.item(result)).mustStart { mustStart = true }
             if state.isFinished {
-                _ = subscriber.enqueue(.finished)
+                if subscriber.enqueue(.finished).mustStart { mustStart = true }
             } else {
                 state.subscribers.append(subscriber)
             }
+            return mustStart
         }
-        subscriber.schedule()
+        if mustStart { subscriber.startDrain() }
     }
 
     /// Pushes `event` (and, if `finishing`, the end of the stream). Returns `false` once finished.
+    /// Inlinable: a pusher of a concrete element type gets it specialised.
+    @inlinable
     func push(_ event: StreamEvent<T>, finishing: Bool = false) -> Bool {
-        let subscribers = state.withLock { state -> [StreamSubscriber<T>]? in
-            guard !state.isFinished else { return nil }
+        // Usually one subscriber: kept out of the array to avoid allocating one per push.
+        var first: StreamSubscriber<T>?
+        var more: [StreamSubscriber<T>] = []
+        let open = state.withLock { state -> Bool in
+            guard !state.isFinished else { return false }
             if case .item(let result) = event {
                 state.kept.append(result, droppingOldestBeyond: capacity)
             }
-            for subscriber in state.subscribers where subscriber.enqueue(event) { state.dropped += 1 }
-            if case .finished = event { state.isFinished = true }
-            if finishing {
-                state.isFinished = true
-                for subscriber in state.subscribers { _ = subscriber.enqueue(.finished) }
+            for subscriber in state.subscribers {
+                var outcome = subscriber.enqueue(event)
+                if finishing {
+                    let end = subscriber.enqueue(.finished)
+                    outcome.mustStart = outcome.mustStart || end.mustStart
+                }
+                if outcome.dropped { state.dropped += 1 }
+                if outcome.mustStart {
+                    if first == nil { first = subscriber } else { more.append(subscriber) }
+                }
             }
-            guard state.isFinished else { return state.subscribers }
-            let all = state.subscribers
-            state.subscribers = []
-            return all
+            if case .finished = event { state.isFinished = true }
+            if finishing { state.isFinished = true }
+            if state.isFinished { state.subscribers = [] }
+            return true
         }
-        guard let subscribers else { return false }
-        for subscriber in subscribers { subscriber.schedule() }
+        guard open else { return false }
+        first?.startDrain()
+        for subscriber in more { subscriber.startDrain() }
         return true
     }
 

@@ -5,18 +5,22 @@
 /// Used for a stream's kept results (bounded by the stream's capacity: the oldest element is
 /// dropped when full) and for a subscriber's queue of deliveries. Not thread-safe: every
 /// instance lives inside a `Locked`.
+@usableFromInline
 struct RingBuffer<Element> {
-    private var storage: [Element?]
-    private var head = 0
-    private(set) var count = 0
+    @usableFromInline var storage: [Element?]
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
 
+    @inlinable
     init(initialCapacity: Int = 4) {
         storage = Array(repeating: nil, count: Swift.max(1, initialCapacity))
     }
 
+    @inlinable
     var isEmpty: Bool { count == 0 }
 
     /// Appends `element`, doubling the storage when it is full.
+    @inlinable
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
@@ -25,7 +29,7 @@ struct RingBuffer<Element> {
 
     /// Appends `element`; when `count` already equals `limit`, drops the oldest element first.
     /// - Returns: whether an element was dropped.
-    @discardableResult
+    @inlinable @discardableResult
     mutating func append(_ element: Element, droppingOldestBeyond limit: Int) -> Bool {
         var dropped = false
         if count >= limit {
@@ -37,6 +41,7 @@ struct RingBuffer<Element> {
     }
 
     /// Removes and returns the oldest element.
+    @inlinable
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head]
@@ -47,6 +52,7 @@ struct RingBuffer<Element> {
     }
 
     /// Removes every element and returns them oldest first.
+    @inlinable
     mutating func removeAll() -> [Element] {
         var out: [Element] = []
         out.reserveCapacity(count)
@@ -56,11 +62,13 @@ struct RingBuffer<Element> {
     }
 
     /// The elements, oldest first.
+    @inlinable
     var elements: [Element] {
         (0..<count).map { storage[(head + $0) % storage.count]! }
     }
 
-    private mutating func grow() {
+    @usableFromInline
+    mutating func grow() {
         let old = elements
         storage = Array(repeating: nil, count: storage.count * 2)
         for (index, element) in old.enumerated() { storage[index] = element }

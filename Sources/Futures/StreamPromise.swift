@@ -17,19 +17,19 @@ public final class StreamPromise<T: Sendable>: Sendable {
     }
 
     /// Pushes a successful result.
-    @discardableResult
+    @inlinable @discardableResult
     public func success(_ value: T) -> Bool {
         stream.push(.item(.success(value)))
     }
 
     /// Pushes a failed result (the stream continues).
-    @discardableResult
+    @inlinable @discardableResult
     public func failure(_ error: any Error) -> Bool {
         stream.push(.item(.failure(error)))
     }
 
     /// Pushes `result`.
-    @discardableResult
+    @inlinable @discardableResult
     public func complete(_ result: Result<T, any Error>) -> Bool {
         stream.push(.item(result))
     }

@@ -3,6 +3,7 @@ import Synchronization
 // MARK: - StreamEvent
 
 /// What a stream delivers to a subscriber: a result, or the end of the stream.
+@usableFromInline
 enum StreamEvent<T: Sendable>: Sendable {
     case item(Result<T, any Error>)
     case finished
@@ -24,22 +25,45 @@ enum StreamEvent<T: Sendable>: Sendable {
 /// new result drops the OLDEST waiting one (counted by the stream's
 /// ``FutureStream/droppedCount``), so a slow subscriber gets the newest results, never blocks the
 /// producer, and never holds more than `limit` results (plus the end of the stream).
+///
+/// The hot path (``enqueue(_:)``, ``startDrain()``, the drain loop) is inlinable so that a module
+/// pushing a concrete element type gets it specialised, without run-time generic metadata
+/// lookups; on an ``ImmediateContext`` the drain runs on the thread's trampoline with no closure
+/// allocated per delivery.
+@usableFromInline
 final class StreamSubscriber<T: Sendable>: Sendable {
-    private struct State {
-        var pending = RingBuffer<StreamEvent<T>>()
-        var isDraining = false
+    @usableFromInline
+    struct State {
+        @usableFromInline var pending = RingBuffer<StreamEvent<T>>()
+        @usableFromInline var isDraining = false
+        @usableFromInline init() {}
     }
 
-    let id: Int
+    /// What ``enqueue(_:)`` did.
+    @usableFromInline
+    struct Enqueued {
+        /// The oldest waiting result was dropped to make room.
+        @usableFromInline var dropped: Bool
+        /// No drain was running: the caller must call ``startDrain()`` (after releasing its lock).
+        @usableFromInline var mustStart: Bool
+        @usableFromInline init(dropped: Bool, mustStart: Bool) {
+            self.dropped = dropped
+            self.mustStart = mustStart
+        }
+    }
+
+    @usableFromInline let id: Int
     /// The most results waiting for delivery (the stream's ``FutureStream/subscriberBacklog``).
-    let limit: Int
-    private let context: any ExecutionContext
-    private let body: @Sendable (StreamEvent<T>) -> Void
+    @usableFromInline let limit: Int
+    @usableFromInline let context: any ExecutionContext
+    /// Whether `context` is an ``ImmediateContext`` (the drain then runs on the trampoline).
+    @usableFromInline let isImmediate: Bool
+    @usableFromInline let body: @Sendable (StreamEvent<T>) -> Void
     // Sendable through `state` (a `Locked` pthread mutex) and `isActive` (an atomic).
-    private let state = Locked(State())
-    private let isActive = Atomic<Bool>(true)
-    private let token: CancelToken?
-    private let tokenID = Atomic<Int>(0)
+    @usableFromInline let state = Locked(State())
+    @usableFromInline let isActive = Atomic<Bool>(true)
+    @usableFromInline let token: CancelToken?
+    @usableFromInline let tokenID = Atomic<Int>(0)
 
     init(
         id: Int, limit: Int, context: any ExecutionContext, token: CancelToken?,
@@ -48,6 +72,7 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         self.id = id
         self.limit = limit
         self.context = context
+        self.isImmediate = context is ImmediateContext
         self.token = token
         self.body = body
     }
@@ -59,29 +84,35 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     }
 
     /// Queues `event`, dropping the oldest waiting result if `limit` results are already
-    /// waiting (the end of the stream is never dropped). Returns whether a result was dropped.
+    /// waiting (the end of the stream is never dropped), and claims the drain when none is
+    /// running (`mustStart`: the caller then calls ``startDrain()``).
     /// May be called with the stream's lock held (takes only this one's).
-    func enqueue(_ event: StreamEvent<T>) -> Bool {
+    @inlinable
+    func enqueue(_ event: StreamEvent<T>) -> Enqueued {
         state.withLock { state in
-            guard case .item = event else {
+            var dropped = false
+            if case .item = event {
+                dropped = state.pending.append(event, droppingOldestBeyond: limit)
+            } else {
                 state.pending.append(event)
-                return false
             }
-            return state.pending.append(event, droppingOldestBeyond: limit)
+            let mustStart = !state.isDraining
+            state.isDraining = true
+            return Enqueued(dropped: dropped, mustStart: mustStart)
         }
     }
 
     /// The number of deliveries waiting (for tests and diagnostics).
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    /// Starts a drain on the context unless one is running or nothing is queued.
-    func schedule() {
-        let start = state.withLock { state -> Bool in
-            guard !state.isDraining, !state.pending.isEmpty else { return false }
-            state.isDraining = true
-            return true
+    /// Runs the drain claimed by ``enqueue(_:)`` on the context.
+    @inlinable
+    func startDrain() {
+        if isImmediate {
+            Trampoline.current.run({ (subscriber: StreamSubscriber<T>) in subscriber.drain() }, with: self)
+        } else {
+            context.execute { self.drain() }
         }
-        if start { context.execute { self.drain() } }
     }
 
     /// Stops delivery: events not yet delivered are dropped.
@@ -92,7 +123,8 @@ final class StreamSubscriber<T: Sendable>: Sendable {
 
     /// Delivers waiting events one at a time (so a result dropped while the callback is busy is
     /// always the oldest still waiting) until none is left or the subscription is deactivated.
-    private func drain() {
+    @inlinable
+    func drain() {
         while true {
             let next = state.withLock { state -> StreamEvent<T>? in
                 guard isActive.load(ordering: .acquiring), let event = state.pending.popFirst() else {

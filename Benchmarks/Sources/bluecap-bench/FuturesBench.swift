@@ -12,21 +12,24 @@ import Synchronization
 ///
 /// Figures: promise complete + callback (vs `withCheckedContinuation` resume + await),
 /// map and flatMap chains per link (vs the same continuation round trip per link), and
-/// 1,000,000 elements through `FutureStream.map` (vs `AsyncStream` yield + iterate).
-func runFuturesBench(runs: Int = 7) async {
+/// `elements` (default 1,000,000) elements through `FutureStream.map` (vs `AsyncStream` yield +
+/// iterate). Promises and continuations are `elements` too; chains have `elements / 10` links.
+func runFuturesBench(runs: Int = 7, elements: Int = 1_000_000) async {
+    let n = max(elements, 1_000)
     print("futures benchmark (\(runs) runs each; process CPU ns per operation; ratio = median / baseline median)")
-    let continuation = await measure(runs: runs) { await continuationRoundTrips(1_000_000) }
-    let complete = await measure(runs: runs) { completeAndCallback(1_000_000) }
+    let continuation = await measure(runs: runs) { await continuationRoundTrips(n) }
+    let complete = await measure(runs: runs) { completeAndCallback(n) }
     report("promise complete + callback", complete, baseline: continuation, baselineName: "checked continuation resume+await")
 
-    let mapChain = await measure(runs: runs) { chain(links: 100_000, flat: false) }
+    let mapChain = await measure(runs: runs) { chain(links: n / 10, flat: false) }
     report("map chain, per link", mapChain, baseline: continuation, baselineName: "checked continuation resume+await")
-    let flatChain = await measure(runs: runs) { chain(links: 100_000, flat: true) }
+    let flatChain = await measure(runs: runs) { chain(links: n / 10, flat: true) }
     report("flatMap chain, per link", flatChain, baseline: continuation, baselineName: "checked continuation resume+await")
 
-    let asyncStream = await measure(runs: runs) { await asyncStreamThroughput(1_000_000) }
-    let futureStream = await measure(runs: runs) { futureStreamThroughput(1_000_000) }
-    report("FutureStream map, per element (1M)", futureStream, baseline: asyncStream, baselineName: "AsyncStream yield+iterate")
+    let asyncStream = await measure(runs: runs) { await asyncStreamThroughput(n) }
+    let futureStream = await measure(runs: runs) { futureStreamThroughput(n) }
+    let label = n % 1_000_000 == 0 ? "\(n / 1_000_000)M" : n % 1_000 == 0 ? "\(n / 1_000)k" : "\(n)"
+    report("FutureStream map, per element (\(label))", futureStream, baseline: asyncStream, baselineName: "AsyncStream yield+iterate")
 }
 
 /// Runs one workload once with `count` operations, for instruction counting under

@@ -2,7 +2,7 @@
 //
 //   bluecap-bench ping [count]   sequential org.freedesktop.DBus.Peer.Ping calls/s through the
 //                                DBus module vs. the same loop written directly on libdbus.
-//   bluecap-bench futures [runs | --runs N]
+//   bluecap-bench futures [runs | --runs N] [--elements N]
 //                                Futures micro-benchmark (ns per operation, min / median / max)
 //                                next to CheckedContinuation and AsyncStream baselines.
 //   bluecap-bench futures-op NAME COUNT
@@ -87,9 +87,11 @@ case "ping":
     }
 case "futures":
     let rest = Array(args.dropFirst())
-    let runs = rest.firstIndex(of: "--runs").flatMap { rest.indices.contains($0 + 1) ? Int(rest[$0 + 1]) : nil }
-        ?? rest.first.flatMap(Int.init) ?? 7
-    await runFuturesBench(runs: runs)
+    func option(_ name: String) -> Int? {
+        rest.firstIndex(of: name).flatMap { rest.indices.contains($0 + 1) ? Int(rest[$0 + 1]) : nil }
+    }
+    let runs = option("--runs") ?? rest.first.flatMap(Int.init) ?? 7
+    await runFuturesBench(runs: runs, elements: option("--elements") ?? 1_000_000)
 case "futures-op":
     let rest = Array(args.dropFirst())
     guard rest.count == 2, let count = Int(rest[1]), await runFuturesWorkload(rest[0], count: count) else {
@@ -103,6 +105,6 @@ case "client":
     }
     exit(0)
 default:
-    print("usage: bluecap-bench ping [count] | futures [--runs N] | futures-op NAME COUNT | client <workload> --variant V [options]")
+    print("usage: bluecap-bench ping [count] | futures [--runs N] [--elements N] | futures-op NAME COUNT | client <workload> --variant V [options]")
     exit(args.isEmpty ? 0 : 2)
 }

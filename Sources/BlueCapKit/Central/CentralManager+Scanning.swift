@@ -122,7 +122,7 @@ extension CentralManager {
         case .interfacesAdded(let path, let ifaces) where ifaces[Device1.interface] != nil:
             consider(path, update: false)
         case .propertiesChanged(let path, let interface, let changed, let invalidated) where interface == Device1.interface:
-            if Self.advertising.contains(where: { changed[$0] != nil }) {
+            if changed.keys.contains(where: Self.advertising.contains) {
                 consider(path, update: true, changed: changed, invalidated: invalidated)
             }
         case .propertiesChanged(let path, let interface, let changed, _) where interface == Adapter1.interface:
@@ -133,7 +133,7 @@ extension CentralManager {
     }
 
     /// The `Device1` properties that make a scan report a device again.
-    static let advertising = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
+    static let advertising: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
 
     /// Yields the device at `path` if a scan is on and it passes the scan's filter. Only the
     /// properties the filter needs are decoded (RSSI always; UUIDs, Address and Name when the

@@ -50,6 +50,9 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// The service it belongs to.
     public let service: Service
     let path: ObjectPath
+    /// `GattCharacteristic1.UUID` as BlueZ wrote it when this object was made (compared as text
+    /// before any parsing when an operation starts, see ``replacedError(_:)``).
+    let uuidText: String?
     let state: Mutex<State>
 
     /// The queue acquired notification sockets are read on.
@@ -59,6 +62,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         self.uuid = uuid
         self.path = path
         self.service = service
+        self.uuidText = properties.uuid
         state = Mutex(State(properties: properties, value: properties.value))
     }
 
@@ -175,9 +179,9 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// attribute, and the call would reach it. Checked as each operation starts. (A path that is
     /// simply gone is left to BlueZ, which answers `UnknownObject`.)
     func replacedError(_ operation: String) -> PeripheralError? {
-        guard let raw = peripheral.tree.properties(at: path, interface: GattCharacteristic1.interface),
-              let now = GattCharacteristic1.Properties(raw, path: path).uuid.flatMap({ BLEUUID(string: $0) }),
-              now != uuid else { return nil }
+        // The same text as at creation (every operation but the rare replacement): nothing to parse.
+        guard case .string(let text)? = peripheral.tree.properties(at: path, interface: GattCharacteristic1.interface)?["UUID"],
+              text != uuidText, let now = BLEUUID(string: text), now != uuid else { return nil }
         return PeripheralError(kind: .notFound, operation: operation, path: path.rawValue,
                                message: "\(path.rawValue) is now characteristic \(now), not \(uuid): the device's services changed; discover them again")
     }

@@ -142,13 +142,16 @@ extension Peripheral {
         observation?.cancel()
         settleAttemptTimer()
         failPending(.terminated, message: "terminate() was called")
-        let chars = state.withLock { s -> [Characteristic] in
+        let (chars, routes) = state.withLock { s -> ([Characteristic], [ObjectTreeObservation]) in
             let c = Array(s.characteristics.values)
+            let r = Array(s.valueRoutes.values)
             s.services = [:]
             s.characteristics = [:]
             s.descriptors = [:]
-            return c
+            s.valueRoutes = [:]
+            return (c, r)
         }
+        for r in routes { r.cancel() }
         for c in chars { c.linkLost(kind: .terminated) }
         if wasConnected { Device1(connection: connection, path: path).disconnect { _ in } }
         session?.promise.finish()

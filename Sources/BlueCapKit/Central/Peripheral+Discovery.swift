@@ -73,12 +73,24 @@ extension Peripheral {
         guard let raw = tree.properties(at: path, interface: GattCharacteristic1.interface) else { return nil }
         let props = GattCharacteristic1.Properties(raw, path: path)
         guard let uuid = props.uuid.flatMap({ BLEUUID(string: $0) }) else { return nil }
-        return state.withLock { s in
-            if let cached = s.characteristics[path], cached.uuid == uuid { return cached }
+        let (characteristic, isNew) = state.withLock { s -> (Characteristic, Bool) in
+            if let cached = s.characteristics[path], cached.uuid == uuid { return (cached, false) }
             let created = Characteristic(uuid: uuid, path: path, service: service, properties: props)
             s.characteristics[path] = created
-            return created
+            return (created, true)
         }
+        if isNew {
+            // Its notifications (lone `Value` changes) come straight from the tree, not through
+            // the device's subtree observer.
+            let route = tree.observeValue(at: path) { [weak characteristic] data in characteristic?.valueChanged(data) }
+            let replaced = state.withLock { s -> ObjectTreeObservation? in
+                guard s.characteristics[path] === characteristic else { return route }
+                defer { s.valueRoutes[path] = route }
+                return s.valueRoutes[path]
+            }
+            replaced?.cancel()
+        }
+        return characteristic
     }
 
     /// The ``Descriptor`` for the object at `path`.

@@ -43,6 +43,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var nextWaiter = 0
         var services: [ObjectPath: Service] = [:]
         var characteristics: [ObjectPath: Characteristic] = [:]
+        /// The tree routes of the characteristics' `Value` changes (``ObjectTree/observeValue(at:_:)``).
+        var valueRoutes: [ObjectPath: ObjectTreeObservation] = [:]
         var descriptors: [ObjectPath: Descriptor] = [:]
         var rssiUpdates: StreamPromise<Int16>?
         var terminated = false

@@ -229,7 +229,7 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
         if Log.enabled { Log.trace("recv", m, connection: uniqueName) }
         switch LibDBus.type(m) {
         case .signal:
-            if LibDBus.member(m) == "Disconnected", LibDBus.interface(m) == "org.freedesktop.DBus.Local" {
+            if LibDBus.isSignal(m, interface: "org.freedesktop.DBus.Local", member: "Disconnected") {
                 ownerIsOpen = false
                 failAllPending()
                 return true

@@ -7,6 +7,7 @@
 // reference-counted atomically once `dbus_threads_init_default` has run, and a message
 // under construction is touched by one thread only).
 internal import CDBus
+import Foundation
 
 typealias RawConnection = OpaquePointer
 typealias RawMessage = OpaquePointer
@@ -250,6 +251,10 @@ enum LibDBus {
     static func errorName(_ m: RawMessage) -> String? { dbus_message_get_error_name(m).map { String(cString: $0) } }
     static func destination(_ m: RawMessage) -> String? { dbus_message_get_destination(m).map { String(cString: $0) } }
     static func sender(_ m: RawMessage) -> String? { dbus_message_get_sender(m).map { String(cString: $0) } }
+    static func hasSignature(_ m: RawMessage, _ signature: String) -> Bool { dbus_message_has_signature(m, signature) != 0 }
+    static func isSignal(_ m: RawMessage, interface: String, member: String) -> Bool {
+        dbus_message_is_signal(m, interface, member) != 0
+    }
     static func signature(_ m: RawMessage) -> String { dbus_message_get_signature(m).map { String(cString: $0) } ?? "" }
 
     // MARK: - Message iterators: writing
@@ -310,6 +315,35 @@ enum LibDBus {
         dbus_message_iter_get_fixed_array(iter, &p, &n)
         guard let p, n > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: Int(n)))
+    }
+    /// A byte array under the iterator (`get_fixed_array`), copied into `Data` (inline when small).
+    static func data(_ iter: UnsafeMutablePointer<RawIter>) -> Data {
+        var p: UnsafeRawPointer? = nil
+        var n: Int32 = 0
+        dbus_message_iter_get_fixed_array(iter, &p, &n)
+        guard let p, n > 0 else { return Data() }
+        return Data(bytes: p, count: Int(n))
+    }
+    /// Whether the string (or object path) under the iterator equals `text`, without making a String.
+    static func stringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
+        let t = argType(iter)
+        guard t == typeString || t == typeObjectPath else { return false }
+        var p: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(iter, &p)
+        guard let p else { return false }
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { t in
+                guard let base = t.baseAddress else { return p[0] == 0 }
+                return strncmp(p, base, t.count) == 0 && p[t.count] == 0
+            }
+        }
+    }
+    /// The first argument when it is a string, nil otherwise.
+    static func firstString(_ m: RawMessage) -> String? {
+        var iter = RawIter()
+        guard initRead(m, &iter), argType(&iter) == typeString else { return nil }
+        return string(&iter)
     }
     /// The signature of the value under the iterator (for a container, its full type).
     static func currentSignature(_ iter: UnsafeMutablePointer<RawIter>) -> String {

@@ -11,6 +11,8 @@ struct SignalKey: Hashable {
 struct SignalTable: Sendable {
     struct Subscriber: Sendable {
         let rule: MatchRule
+        /// Looks at the signal in place first; returning true means it was handled.
+        let peek: (@Sendable (SignalView) -> Bool)?
         let handler: @Sendable (Message) -> Void
     }
     struct RuleState: Sendable {
@@ -43,6 +45,8 @@ struct SignalTable: Sendable {
 
 extension ConnectionCore {
     /// Delivers a signal to matching subscribers (owner thread; handlers run without a lock held).
+    /// Subscribers with a `peek` see the signal in place first; the `Message` is decoded only
+    /// when a subscriber still needs it.
     func dispatchSignal(_ raw: RawMessage) {
         let interface = LibDBus.interface(raw)
         let member = LibDBus.member(raw)
@@ -52,35 +56,43 @@ extension ConnectionCore {
         signals.withLock { table in
             guard !table.buckets.isEmpty else { return }
             for shape in 0..<8 where table.shapeCounts[shape] > 0 {
-                let key = SignalKey(interface: shape & 4 != 0 ? interface : nil, member: shape & 2 != 0 ? member : nil,
-                                    path: shape & 1 != 0 ? path : nil)
                 if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
                     continue
                 }
+                let key = SignalKey(interface: shape & 4 != 0 ? interface : nil, member: shape & 2 != 0 ? member : nil,
+                                    path: shape & 1 != 0 ? path : nil)
                 if let bucket = table.buckets[key] { candidates.append(contentsOf: bucket.values) }
             }
             if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) { owners = table.owners }
         }
         guard !candidates.isEmpty else { return }
-        let message = Message(raw: raw)
-        for s in candidates where s.rule.matchesLocally(message) {
-            if let sender = s.rule.sender, sender != message.sender {
-                if sender.hasPrefix(":") { continue }
-                if let owner = owners[sender], owner != message.sender { continue }
-                if sender == "org.freedesktop.DBus" { continue }
+        let sender = LibDBus.sender(raw)
+        let objectPath = path.map { ObjectPath(unchecked: $0) }
+        var firstString: String??
+        var message: Message?
+        for s in candidates {
+            if s.rule.arg0 != nil, firstString == nil { firstString = .some(LibDBus.firstString(raw)) }
+            guard s.rule.matchesLocally(interface: interface, member: member, path: objectPath, arg0: firstString ?? nil) else { continue }
+            if let ruleSender = s.rule.sender, ruleSender != sender {
+                if ruleSender.hasPrefix(":") { continue }
+                if let owner = owners[ruleSender], owner != sender { continue }
+                if ruleSender == "org.freedesktop.DBus" { continue }
             }
-            s.handler(message)
+            if let peek = s.peek, peek(SignalView(raw: raw, path: objectPath, sender: sender)) { continue }
+            if message == nil { message = Message(raw: raw) }
+            s.handler(message!)
         }
     }
 
     /// Adds a subscriber; sends AddMatch when the rule is new. Returns the subscriber id.
-    func addSubscriber(_ rule: MatchRule, handler: @escaping @Sendable (Message) -> Void) -> Int {
+    func addSubscriber(_ rule: MatchRule, peek: (@Sendable (SignalView) -> Bool)? = nil,
+                       handler: @escaping @Sendable (Message) -> Void) -> Int {
         let text = rule.text
         let (id, isNew) = signals.withLock { table -> (Int, Bool) in
             let id = table.nextID
             table.nextID += 1
             let key = SignalTable.key(for: rule)
-            table.buckets[key, default: [:]][id] = .init(rule: rule, handler: handler)
+            table.buckets[key, default: [:]][id] = .init(rule: rule, peek: peek, handler: handler)
             table.shapeCounts[SignalTable.shape(key)] += 1
             table.rules[text, default: .init()].count += 1
             return (id, table.rules[text]!.count == 1)

@@ -1,0 +1,75 @@
+// A received signal read in place, before it is decoded into a `Message`.
+import Foundation
+
+/// A signal as libdbus holds it, for handlers that want one or two fields of a frequent signal
+/// without decoding the whole message into a ``Message`` (headers as Strings, body as
+/// ``DBusValue`` trees).
+///
+/// Passed to the `peek` of ``Connection/subscribe(rule:peek:_:)`` on the owner thread; it is only
+/// valid during that call and must not be kept.
+public struct SignalView {
+    let raw: RawMessage
+    /// The object path the signal was emitted from.
+    public let path: ObjectPath?
+    /// The sender's unique name (set by the bus).
+    public let sender: String?
+
+    init(raw: RawMessage, path: ObjectPath?, sender: String?) {
+        self.raw = raw
+        self.path = path
+        self.sender = sender
+    }
+
+    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) about
+    /// `interface` whose only change is `property`, holding an array of bytes (`ay`), and that
+    /// invalidates nothing: the bytes, read straight from the message. Nil for any other shape.
+    public func onlyChangedBytes(interface: String, property: String) -> Data? {
+        guard LibDBus.hasSignature(raw, "sa{sv}as") else { return nil }
+        var body = RawIter()
+        guard LibDBus.initRead(raw, &body), LibDBus.stringEquals(&body, interface), LibDBus.next(&body) else { return nil }
+        var changed = RawIter()
+        LibDBus.recurse(&body, &changed)
+        guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
+        var entry = RawIter()
+        LibDBus.recurse(&changed, &entry)
+        guard LibDBus.stringEquals(&entry, property), LibDBus.next(&entry) else { return nil }
+        var variant = RawIter()
+        LibDBus.recurse(&entry, &variant)
+        guard LibDBus.argType(&variant) == LibDBus.typeArray, LibDBus.elementType(&variant) == LibDBus.typeByte else { return nil }
+        // Exactly one change, no invalidated property.
+        guard !LibDBus.next(&changed), LibDBus.next(&body) else { return nil }
+        var invalidated = RawIter()
+        LibDBus.recurse(&body, &invalidated)
+        guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }
+        var bytes = RawIter()
+        LibDBus.recurse(&variant, &bytes)
+        return LibDBus.data(&bytes)
+    }
+
+    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
+    /// changes exactly one property holding a basic value (a number, boolean, string or object
+    /// path) and invalidates nothing: the interface, the property's name and its value (the
+    /// variant unwrapped). Nil for any other shape.
+    public func onlyChangedBasicProperty() -> (interface: String, name: String, value: DBusValue)? {
+        guard LibDBus.hasSignature(raw, "sa{sv}as") else { return nil }
+        var body = RawIter()
+        guard LibDBus.initRead(raw, &body) else { return nil }
+        let interface = LibDBus.string(&body)
+        guard LibDBus.next(&body) else { return nil }
+        var changed = RawIter()
+        LibDBus.recurse(&body, &changed)
+        guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
+        var entry = RawIter()
+        LibDBus.recurse(&changed, &entry)
+        let name = LibDBus.string(&entry)
+        guard LibDBus.next(&entry) else { return nil }
+        var variant = RawIter()
+        LibDBus.recurse(&entry, &variant)
+        guard let value = Marshaling.readBasic(&variant) else { return nil }
+        guard !LibDBus.next(&changed), LibDBus.next(&body) else { return nil }
+        var invalidated = RawIter()
+        LibDBus.recurse(&body, &invalidated)
+        guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }
+        return (interface, name, value)
+    }
+}
