@@ -89,19 +89,30 @@ final class Pair: Sendable {
 
     /// Connects; the events and failures arrive in the returned collectors. A connection attempt
     /// that times out is retried (up to 2 times; each `.timeout` goes to `failures`, not
-    /// `events`): with btvirt, bluetoothd 5.66 sometimes keeps a device "connected" after its
-    /// link went down (no Connected=false; README lesson 14) and the next `Connect` gets no reply
-    /// until our timeout cancels it.
+    /// `events`) after a power cycle of the central's adapter: with btvirt, bluetoothd 5.66
+    /// sometimes keeps a device "connected" after its link went down (no Connected=false; README
+    /// lesson 14) and the next `Connect` gets no reply; once, cancelling that attempt left hci0's
+    /// kernel side unable to create any LE connection for the rest of the run. Powering the
+    /// adapter off drops bluetoothd's and the kernel's connection state; the device object stays.
     func connect(_ p: Peripheral, disconnectRetries: Int = 0)
         -> (events: Collector<ConnectionEvent>, failures: Collector<String>) {
         let events = Collector<ConnectionEvent>()
         let failures = Collector<String>()
+        let bus = centralBus
         p.connect(timeoutRetries: 2, disconnectRetries: disconnectRetries, connectionTimeout: .seconds(15))
             .onComplete(context: .immediate) { r in
                 switch r {
                 case .success(let e) where e.connectionEvent == .timeout:
-                    failures.append("connection attempt timed out; retrying")
-                    p.reconnect()
+                    failures.append("connection attempt timed out; power-cycling \(VM.centralAdapter), retrying")
+                    Task {
+                        do {
+                            try await VM.setPowered(bus, VM.centralAdapter, false)
+                            try await VM.setPowered(bus, VM.centralAdapter, true)
+                        } catch {
+                            failures.append("power cycle: \(error)")
+                        }
+                        p.reconnect()
+                    }
                 case .success(let e): events.append(e.connectionEvent)
                 case .failure(let error):
                     // btvirt: a retried LE connection sometimes fails at once with
