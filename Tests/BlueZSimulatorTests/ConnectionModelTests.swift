@@ -86,6 +86,23 @@ struct ConnectionModelTests {
         #expect(e.last == .propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)], invalidated: []))
     }
 
+    @Test("Disconnect replies after ServicesResolved=false and before the GATT objects go and Connected=false, as bluetoothd")
+    func disconnectReplyOrder() throws {
+        let (h, device) = try discovered()
+        try h.connect(device)
+        _ = h.take()
+        var atReply: [ObjectEvent]?
+        h.core.disconnect(device: device) { r in
+            #expect((try? r.get()) != nil)
+            atReply = h.events
+        }
+        let before = try #require(atReply)
+        #expect(before == [.propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["ServicesResolved": .bool(false)], invalidated: [])])
+        let all = h.take()
+        #expect(all.removed.count == 6)
+        #expect(all.last == .propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)], invalidated: []))
+    }
+
     @Test("the ServicesResolved race fault signals ServicesResolved before the objects exist")
     func servicesResolvedEarly() throws {
         let (h, device) = try discovered()

@@ -28,7 +28,7 @@ enum VM {
     static func adapterProperty(_ connection: Connection, _ adapter: String, _ name: String) async throws -> DBusValue? {
         let reply = try await connection.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(adapter)"),
                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                              arguments: [.string("org.bluez.Adapter1"), .string(name)], timeout: .seconds(5))
+                                              arguments: [.string("org.bluez.Adapter1"), .string(name)], timeout: answerTimeout)
         return reply.body.first?.unwrapped
     }
 
@@ -45,7 +45,7 @@ enum VM {
         _ = try await connection.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(adapter)"),
                                       interface: "org.freedesktop.DBus.Properties", member: "Set",
                                       arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))],
-                                      timeout: .seconds(10))
+                                      timeout: answerTimeout)
     }
 
     // MARK: - bluetoothd

@@ -84,8 +84,11 @@ extension SimulatorCore {
         store.set(device.path, "org.bluez.Device1", "ServicesResolved", .bool(on))
     }
 
-    /// `Device1.Disconnect()`: ServicesResolved=false, GATT objects removed, Connected=false, reply.
-    /// A pending Connect fails with "br-connection-canceled" as in bluetoothd.
+    /// `Device1.Disconnect()`: ServicesResolved=false, the reply, then GATT objects removed and
+    /// Connected=false. Real bluetoothd answers once the kernel reports the link down and emits
+    /// Connected=false later from an idle handler (dbus-monitor in the VM: ServicesResolved=false,
+    /// method return, Connected=false, every round). A pending Connect fails with
+    /// "br-connection-canceled" as in bluetoothd.
     public func disconnect(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
         switch device.link {
@@ -97,22 +100,24 @@ extension SimulatorCore {
             finishConnect(device, .failure(.failed("br-connection-canceled")))
             done(.success(()))
         case .connected:
-            linkLost(device, reason: nil)
-            done(.success(()))
+            linkLost(device, reason: nil) { done(.success(())) }
         }
     }
 
     /// The link went down (local Disconnect, remote drop, power off): bluetoothd's order.
-    func linkLost(_ device: DeviceState, reason: BlueZErrorReply?) {
+    /// `unresolved` runs once ServicesResolved=false is out and before anything else (where
+    /// bluetoothd sends a local Disconnect's reply).
+    func linkLost(_ device: DeviceState, reason: BlueZErrorReply?, unresolved: () -> Void = {}) {
         device.connectWork?.cancel()
         if device.link == .connecting {
             device.link = .disconnected
             finishConnect(device, .failure(reason ?? .failed("le-connection-abort-by-local")))
-            return
+            return unresolved()
         }
-        guard device.link == .connected else { return }
+        guard device.link == .connected else { return unresolved() }
         device.link = .disconnecting
         if device.servicesResolved { setServicesResolved(device, false) }
+        unresolved()
         let peer = device.peer
         let ctx = central(for: device)
         for handle in device.notifySessions.keys.sorted() where !(device.notifySessions[handle]?.isEmpty ?? true) {
