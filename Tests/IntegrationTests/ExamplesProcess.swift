@@ -16,6 +16,7 @@ final class ExampleProcess: Sendable {
     let lines = Collector<String>()
     private let exitStatus = Collector<Int32>()
     private let stdoutClosed = Collector<Bool>()
+    private let stderrClosed = Collector<Bool>()
     private let shared = Shared()
 
     /// Stderr text and whether the child was reaped, shared with the reader threads.
@@ -63,6 +64,7 @@ final class ExampleProcess: Sendable {
         let lines = self.lines
         let exitStatus = self.exitStatus
         let stdoutClosed = self.stdoutClosed
+        let stderrClosed = self.stderrClosed
         let shared = self.shared
         let (outFD, errFD, spawned) = (out[0], err[0], child)
         Thread.detachNewThread {
@@ -79,6 +81,7 @@ final class ExampleProcess: Sendable {
         }
         Thread.detachNewThread {
             Self.readAll(errFD) { chunk in shared.stderrText.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
+            stderrClosed.append(true)
         }
         Thread.detachNewThread {
             var status: Int32 = 0
@@ -111,12 +114,14 @@ final class ExampleProcess: Sendable {
     /// Sends `signal`.
     func send(_ signal: Int32) { kill(pid, signal) }
 
-    /// Waits for the exit status and the end of stdout (every line is then in ``lines``);
-    /// after `timeout` the process is killed and the wait fails.
+    /// Waits for the exit status and the end of stdout and stderr (every line is then in
+    /// ``lines``, all of stderr in ``stderr``); after `timeout` the process is killed and the
+    /// wait fails.
     func exitCode(within timeout: Duration) async throws -> Int32 {
         do {
             let code = try await exitStatus.wait(for: 1, timeout: timeout)[0]
             try await stdoutClosed.wait(for: 1, timeout: .seconds(5))
+            try await stderrClosed.wait(for: 1, timeout: .seconds(5))
             return code
         } catch {
             kill(pid, SIGKILL)
