@@ -64,6 +64,9 @@ extension ObjectTree {
     /// other shape (the generic path then takes it).
     func receivedSingleChange(_ view: SignalView) -> Bool {
         guard let path = view.path, let change = view.onlyChangedBasicProperty() else { return false }
+        if routedProperty(path: path, interface: change.interface, name: change.name, value: change.value, sender: view.sender) {
+            return true
+        }
         apply(.propertiesChanged(path, interface: change.interface, changed: [change.name: change.value], invalidated: []),
               sender: view.sender, from: "PropertiesChanged \(path.rawValue) \(change.interface).\(change.name)")
         return true

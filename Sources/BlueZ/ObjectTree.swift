@@ -50,6 +50,8 @@ public final class ObjectTree: Sendable {
         var routes: [ObjectPath: [Handler]] = [:]
         /// Handlers of lone `Value` changes per characteristic path (``observeValue(at:_:)``).
         var valueRoutes: [ObjectPath: [(id: Int, handler: ValueHandler)]] = [:]
+        /// Handlers of lone changes of one property, on any object (``observeProperty(_:of:_:)``).
+        var propertyRoutes: [PropertyRouteKey: [(id: Int, handler: PropertyHandler)]] = [:]
 
         /// Forgets the computed routes (an observer was added or removed).
         mutating func observersChanged() { routes.removeAll(keepingCapacity: true) }

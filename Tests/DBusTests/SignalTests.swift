@@ -47,6 +47,41 @@ struct SignalTests {
         }
     }
 
+    @Test("subscribers added or removed while signals of one kind keep arriving see exactly the signals from then on")
+    func subscribersChangingMidStream() async throws {
+        try await withTestBus { bus in
+            let emitter = try bus.connect()
+            let listener = try bus.connect()
+            func decoder(_ c: Collector<UInt32>) -> @Sendable (Message) -> Void {
+                { m in if let v = try? m.body.decode(UInt32.self, at: 0) { c.append(v) } }
+            }
+            let broad = Collector<UInt32>(), onA = Collector<UInt32>(), anyMember = Collector<UInt32>()
+            let s1 = listener.subscribe(rule: MatchRule(interface: "org.bluecap.Sig", member: "Tick"), decoder(broad))
+            try await s1.established()
+            for v: UInt32 in [1, 2] {
+                try emitter.emitSignal(path: "/a", interface: "org.bluecap.Sig", member: "Tick", arguments: [.uint32(v)])
+            }
+            #expect(try await broad.wait(for: 2) == [1, 2])
+
+            // A rule fixing the path and a broader one, both matching the signals seen so far.
+            let s2 = listener.subscribe(rule: MatchRule(interface: "org.bluecap.Sig", member: "Tick", path: "/a"), decoder(onA))
+            let s3 = listener.subscribe(rule: MatchRule(interface: "org.bluecap.Sig"), decoder(anyMember))
+            try await s2.established()
+            try await s3.established()
+            try emitter.emitSignal(path: "/a", interface: "org.bluecap.Sig", member: "Tick", arguments: [.uint32(3)])
+            try emitter.emitSignal(path: "/b", interface: "org.bluecap.Sig", member: "Tick", arguments: [.uint32(4)])
+            #expect(try await anyMember.wait(for: 2) == [3, 4])
+
+            s3.cancel()
+            try emitter.emitSignal(path: "/a", interface: "org.bluecap.Sig", member: "Tick", arguments: [.uint32(5)])
+            #expect(try await broad.wait(for: 5) == [1, 2, 3, 4, 5])
+            #expect(try await onA.wait(for: 2) == [3, 5])
+            #expect(anyMember.items == [3, 4])
+            s1.cancel()
+            s2.cancel()
+        }
+    }
+
     @Test("watching a name reports no owner, then the owner, then no owner again")
     func nameOwnerTracking() async throws {
         try await withTestBus { bus in

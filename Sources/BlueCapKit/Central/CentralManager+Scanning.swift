@@ -16,6 +16,17 @@ struct ScanSession {
     /// The `timeout` timer, cancelled when the scan ends another way.
     var timer: ScheduledTask?
 
+    /// Whether a lone RSSI change of `path` (to `rssi`) is reported, and the device marked as
+    /// reported; nil when the filter needs properties other than RSSI (UUIDs, pattern): the
+    /// caller then checks the device's properties in the tree.
+    mutating func reportsRSSIChange(of path: ObjectPath, rssi: Int16?) -> Bool? {
+        if !uuids.isEmpty || !(options.pattern ?? "").isEmpty { return nil }
+        // No RSSI: not heard in this discovery.
+        guard path.isDescendant(of: adapter, orSelf: false), let rssi else { return false }
+        if let threshold = options.rssiThreshold, rssi < threshold { return false }
+        return reported.insert(path).inserted || options.allowDuplicates
+    }
+
     var filter: Adapter1.DiscoveryFilter {
         Adapter1.DiscoveryFilter(uuids: uuids.map(\.uuidString).sorted(), rssi: options.rssiThreshold,
                                  transport: options.transport, duplicateData: options.allowDuplicates,
@@ -128,6 +139,29 @@ extension CentralManager {
         case .propertiesChanged(let path, let interface, let changed, _) where interface == Adapter1.interface:
             if changed["Discovering"] == .bool(false) { discoveryStopped(adapter: path) }
         default:
+            break
+        }
+    }
+
+    /// A lone `Device1.RSSI` change (owner thread; the tree routes it here instead of to
+    /// ``treeEvent(_:)`` and the device's own observer): the peripheral's RSSI first, then the
+    /// scan's report, with one lock of ours and no copy of the device's properties unless the
+    /// scan filters on UUIDs or a pattern.
+    func rssiChanged(_ path: ObjectPath, _ value: DBusValue) {
+        let rssi = try? Int16(dbusValue: value)
+        let (peripheral, report, promise) = inner.withLock { s -> (Peripheral?, Bool?, StreamPromise<Peripheral>?) in
+            let peripheral = s.peripherals[path]
+            guard s.scan != nil else { return (peripheral, false, nil) }
+            return (peripheral, s.scan!.reportsRSSIChange(of: path, rssi: rssi), s.scan!.promise)
+        }
+        peripheral?.rssiChanged(rssi)
+        switch report {
+        case nil:
+            consider(path, update: true, changed: ["RSSI": value])
+        case true?:
+            guard let promise, let reported = peripheral ?? self.peripheral(for: path) else { return }
+            promise.success(reported)
+        case false?:
             break
         }
     }

@@ -66,7 +66,9 @@ public final class CentralManager: Sendable {
         }
         let o1 = tracker.observe { [weak self] snapshot in self?.adapterStateChanged(snapshot) }
         let o2 = tree.observe { [weak self] event in self?.treeEvent(event) }
-        inner.withLock { $0.observations = [o1, o2] }
+        // Every RSSI-only change comes here instead of `treeEvent` and the device's observer.
+        let o3 = tree.observeProperty("RSSI", of: Device1.interface) { [weak self] path, value in self?.rssiChanged(path, value) }
+        inner.withLock { $0.observations = [o1, o2, o3] }
         tracker.start()
     }
 

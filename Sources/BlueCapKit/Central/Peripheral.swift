@@ -145,6 +145,18 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         refreshProperties()
     }
 
+    /// A lone `Device1.RSSI` change, passed on by the manager (owner thread): the tree routes
+    /// these to the manager instead of to ``handle(_:)``.
+    func rssiChanged(_ rssi: Int16?) {
+        let (updates, waiting) = state.withLock { s -> (StreamPromise<Int16>?, Bool) in
+            s.properties.rssi = rssi
+            if let rssi { s.lastRSSI = rssi }
+            return (s.rssiUpdates, !s.waiters.isEmpty)
+        }
+        if let rssi { updates?.success(rssi) }
+        if waiting { runWaiters() }
+    }
+
     /// One event about the device or its GATT objects (owner thread).
     func handle(_ event: ObjectTreeEvent) {
         switch event {

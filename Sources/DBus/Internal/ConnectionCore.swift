@@ -235,7 +235,10 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
                 return true
             }
             dispatchSignal(m)
-            return false
+            // Handled: no object path is registered with libdbus (method calls are dispatched
+            // here too), so its object-tree lookup (the path split into allocated components)
+            // has nothing to find.
+            return true
         case .methodCall:
             dispatchMethodCall(m)
             return true

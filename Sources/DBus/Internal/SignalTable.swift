@@ -22,7 +22,14 @@ struct SignalTable: Sendable {
         var waiters: [@Sendable (Result<Void, DBusCallError>) -> Void] = []
     }
 
-    var buckets: [SignalKey: [Int: Subscriber]] = [:]
+    var buckets: [SignalKey: [Int: Subscriber]] = [:] {
+        didSet { lastLookup = nil }
+    }
+    /// The subscribers found for the last signal, by its interface and member, when no
+    /// subscriber with a fixed path could match that interface and member; kept until the
+    /// buckets change. Consecutive signals of one kind (a notification burst, a scan storm) are
+    /// matched without hashing their header strings.
+    var lastLookup: (interface: String?, member: String?, candidates: [Subscriber])?
     /// Subscribers per key shape (which of interface, member, path the key fixes, see
     /// ``shape(_:)``): a signal is looked up only under the shapes in use, not all 8.
     var shapeCounts = [Int](repeating: 0, count: 8)
@@ -55,13 +62,21 @@ extension ConnectionCore {
         var owners: [String: String] = [:]
         signals.withLock { table in
             guard !table.buckets.isEmpty else { return }
-            for shape in 0..<8 where table.shapeCounts[shape] > 0 {
-                if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
-                    continue
+            if let last = table.lastLookup, last.interface == interface, last.member == member {
+                candidates = last.candidates
+            } else {
+                for shape in 0..<8 where table.shapeCounts[shape] > 0 {
+                    if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
+                        continue
+                    }
+                    let key = SignalKey(interface: shape & 4 != 0 ? interface : nil, member: shape & 2 != 0 ? member : nil,
+                                        path: shape & 1 != 0 ? path : nil)
+                    if let bucket = table.buckets[key] { candidates.append(contentsOf: bucket.values) }
                 }
-                let key = SignalKey(interface: shape & 4 != 0 ? interface : nil, member: shape & 2 != 0 ? member : nil,
-                                    path: shape & 1 != 0 ? path : nil)
-                if let bucket = table.buckets[key] { candidates.append(contentsOf: bucket.values) }
+                let pathDependent = table.buckets.keys.contains { key in
+                    key.path != nil && (key.interface == nil || key.interface == interface) && (key.member == nil || key.member == member)
+                }
+                if !pathDependent { table.lastLookup = (interface, member, candidates) }
             }
             if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) { owners = table.owners }
         }
