@@ -22,9 +22,6 @@ func tag(_ address: String, extraServiceFirst: Bool = false, dataUUID: BLEUUID =
 /// against, with room for a loaded 2-core machine or a sanitizer build.
 let promptly: Duration = .seconds(8)
 
-/// True in an AddressSanitizer build, which keeps freed memory in quarantine (RSS checks are moot).
-let underAddressSanitizer = ProcessStats.underAddressSanitizer
-
 /// `n` distinct addresses `C0:FF:EE:xx:yy:zz` (`xx` is `block`).
 func addresses(_ n: Int, block: Int = 0) -> [String] {
     (0..<n).map { String(format: "C0:FF:EE:%02X:%02X:%02X", block, $0 / 256, $0 % 256) }

@@ -2,9 +2,6 @@
 import Foundation
 import TestSupport
 
-/// True in an AddressSanitizer build, which keeps freed memory in quarantine: RSS is not bounded.
-let underAddressSanitizer = ProcessStats.underAddressSanitizer
-
 struct SoakRun {
     struct Sample {
         var at: Int
@@ -41,9 +38,9 @@ struct SoakRun {
         guard samples.count >= 2, let end = samples.last else { return true }
         let base = samples[1]  // after warm-up
         let rss = end.rssKB - base.rssKB, trimmed = end.trimmedKB - base.trimmedKB, fds = end.fds - base.fds
-        let memoryOK = underAddressSanitizer || (rss <= Self.rssGrowthKB && trimmed <= Self.trimmedGrowthKB)
+        let memoryOK = Sanitizers.address || (rss <= Self.rssGrowthKB && trimmed <= Self.trimmedGrowthKB)
         let ok = memoryOK && fds <= Self.fdGrowth
-        let note = underAddressSanitizer ? " (memory not bounded under AddressSanitizer: freed memory is quarantined)" : ""
+        let note = Sanitizers.address ? " (memory not bounded under AddressSanitizer: freed memory is quarantined)" : ""
         print(String(format: "  growth after warm-up: RSS %.1f MB, trimmed RSS %.1f MB, fds %d — %@%@",
                      Double(rss) / 1024, Double(trimmed) / 1024, fds, ok ? "flat" : "GROWING", note))
         return ok

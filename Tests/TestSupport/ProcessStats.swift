@@ -3,9 +3,6 @@ import Foundation
 
 /// Figures about the running process, for leak and growth checks.
 public enum ProcessStats {
-    /// True in an AddressSanitizer build, which keeps freed memory in quarantine: RSS bounds are moot.
-    public static var underAddressSanitizer: Bool { Sanitizers.address }
-
     /// The resident set size in kB (`VmRSS` in /proc/self/status), 0 when unreadable.
     public static func residentKB() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
@@ -25,7 +22,7 @@ public enum ProcessStats {
     }
 
     private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        guard !underAddressSanitizer, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        guard !Sanitizers.address, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
