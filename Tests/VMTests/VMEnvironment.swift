@@ -72,36 +72,18 @@ enum VM {
 
     // MARK: - child processes
 
-    /// posix_spawn with an empty signal mask and default dispositions (Swift Testing's threads
-    /// block signals), stdin /dev/null, stdout + stderr appended to `log`.
+    /// Starts `path` through ``CleanSpawn`` (empty signal mask, default dispositions: Swift
+    /// Testing's threads block signals), stdin /dev/null, stdout + stderr appended to `log`.
     static func spawn(_ path: String, _ arguments: [String], log: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let env = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
-        var cargs: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        var cenv: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-        defer {
-            for p in cargs { free(p) }
-            for p in cenv { free(p) }
+        let fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw VMTestError("open \(log): errno \(errno)") }
+        defer { close(fd) }
+        do {
+            return try CleanSpawn.spawn(path, arguments: arguments,
+                                        redirections: [0: .null(write: false), 1: .descriptor(fd), 2: .descriptor(fd)])
+        } catch {
+            throw VMTestError("\(error)")
         }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, path, &actions, &attr, &cargs, &cenv)
-        guard rc == 0 else { throw VMTestError("posix_spawn \(path): \(rc)") }
-        return child
     }
 
     /// Kills `pid` with `signal` and reaps it (a blocking waitpid off the cooperative pool,
