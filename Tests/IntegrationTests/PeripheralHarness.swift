@@ -1,5 +1,6 @@
-// PeripheralHarness: a private bus, BlueZSimulator with two linked adapters, a PeripheralManager
-// on hci1 and a raw D-Bus central on hci0 (the virtual radio carries hci1's app to hci0).
+// PeripheralHarness: a PeripheralRig (private bus, BlueZSimulator with two linked adapters,
+// PeripheralManager on hci1) driven from hci0 by raw D-Bus calls on the rig's central connection
+// (the virtual radio carries hci1's app to hci0).
 
 import BlueCapKit
 import BlueZSimulator
@@ -9,11 +10,7 @@ import Futures
 import TestSupport
 
 final class PeripheralHarness: Sendable {
-    let bus: TestBus
-    let simulator: BlueZSimulator
-    let peripheralConnection: Connection
-    let central: Connection
-    let manager: PeripheralManager
+    let rig: PeripheralRig
     /// Signals from org.bluez and from the peripheral's connection, in arrival order.
     let signals = Collector<Message>()
     let states = Collector<ManagerState>()
@@ -21,35 +18,35 @@ final class PeripheralHarness: Sendable {
     private let subscriptions: [SignalSubscription]
 
     static func start() async throws -> PeripheralHarness {
-        let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-        let h = try await PeripheralHarness(bus: bus, simulator: simulator)
+        let h = try await PeripheralHarness(rig: PeripheralRig.start())
         try await h.waitState(.poweredOn)
         return h
     }
 
-    private init(bus: TestBus, simulator: BlueZSimulator) async throws {
-        self.bus = bus
-        self.simulator = simulator
-        peripheralConnection = try bus.connect()
-        central = try bus.connect()
-        manager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
+    private init(rig: PeripheralRig) async throws {
+        self.rig = rig
         let signals = self.signals
-        let a = central.subscribe(rule: MatchRule(sender: "org.bluez")) { signals.append($0) }
-        let b = central.subscribe(rule: MatchRule(sender: peripheralConnection.uniqueName)) { signals.append($0) }
+        let a = rig.centralConnection.subscribe(rule: MatchRule(sender: "org.bluez")) { signals.append($0) }
+        let b = rig.centralConnection.subscribe(rule: MatchRule(sender: rig.peripheralConnection.uniqueName)) { signals.append($0) }
         try await a.established()
         try await b.established()
         subscriptions = [a, b]
         let states = self.states, advertising = self.advertising
-        manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
-        manager.whenAdvertisingChanges().onSuccess(context: .immediate) { advertising.append($0) }
+        rig.peripheralManager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
+        rig.peripheralManager.whenAdvertisingChanges().onSuccess(context: .immediate) { advertising.append($0) }
     }
 
+    var bus: TestBus { rig.bus }
+    var simulator: BlueZSimulator { rig.simulator }
+    var peripheralConnection: Connection { rig.peripheralConnection }
+    /// The peripheral manager under test, on hci1.
+    var manager: PeripheralManager { rig.peripheralManager }
+    /// The raw D-Bus central, on hci0.
+    var central: Connection { rig.centralConnection }
+
     func stop() async {
-        await withDeadlineOrNil { await self.manager.shutdown() }
         for s in subscriptions { s.cancel() }
-        simulator.stop()
-        bus.stop()
+        await rig.stop()
     }
 
     // MARK: Waiting
