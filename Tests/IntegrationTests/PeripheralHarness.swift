@@ -148,26 +148,6 @@ func withDeadlineOrNil(_ timeout: Duration = .seconds(5), _ body: @escaping @Sen
     _ = try? await withDeadline(timeout, "cleanup") { await body(); return true }
 }
 
-func isAdded(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesAdded" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-func isRemoved(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesRemoved" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-func isChanged(_ m: Message, _ path: String, _ name: String, _ value: DBusValue? = nil) -> Bool {
-    guard m.member == "PropertiesChanged", m.path?.rawValue == path, let changed = changedProperties(m), let v = changed[name] else { return false }
-    return value == nil || v == value
-}
-
-func changedProperties(_ m: Message) -> [String: DBusValue]? {
-    guard m.body.count == 3, case .dict(_, _, let entries) = m.body[1] else { return nil }
-    var d: [String: DBusValue] = [:]
-    for e in entries { if case .string(let k) = e.key { d[k] = e.value.unwrapped } }
-    return d
-}
-
 /// Device1's properties from an InterfacesAdded signal.
 func deviceProperties(_ m: Message) -> [String: DBusValue] {
     guard m.body.count == 2, case .dict(_, _, let ifaces) = m.body[1] else { return [:] }
@@ -179,13 +159,6 @@ func deviceProperties(_ m: Message) -> [String: DBusValue] {
     }
     return [:]
 }
-
-func byteArray(_ v: DBusValue?) -> [UInt8]? {
-    guard case .array(.byte, let items)? = v?.unwrapped else { return nil }
-    return items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
-}
-
-func bytesValue(_ b: [UInt8]) -> DBusValue { .array(element: .byte, b.map { .byte($0) }) }
 
 /// Collects a FutureStream's values for awaiting with a deadline.
 func collect<T: Sendable>(_ stream: FutureStream<T>) -> Collector<T> {
