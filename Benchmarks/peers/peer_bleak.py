@@ -18,10 +18,9 @@ import time
 from bleak import BleakClient, BleakScanner
 from bleak.backends.device import BLEDevice
 
-
-def emit(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+# peer_common.py stands next to this script (sys.path[0] already, unless Python runs with -P).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import emit, latency_result, notification_counter, shares  # noqa: E402
 
 
 async def connect(address):
@@ -35,24 +34,14 @@ async def connect(address):
 
 async def notify(args):
     clients = [await connect(a) for a in args.address]
-    state = {"count": 0, "first": 0.0, "last": 0.0, "sum": 0}
     done = asyncio.Event()
-
-    def on_value(_characteristic, data):
-        now = time.monotonic()
-        if state["count"] == 0:
-            state["first"] = now
-        state["last"] = now
-        state["count"] += 1
-        state["sum"] += sum(data)
-        if state["count"] >= args.count:
-            done.set()
+    on_value, result = notification_counter(args.count, done)
 
     for c in clients:
-        await c.start_notify(args.uuid, on_value)
+        await c.start_notify(args.uuid, lambda _characteristic, data: on_value(data))
     emit("ready")
     await done.wait()
-    return {"count": state["count"], "seconds": state["last"] - state["first"], "checksum": state["sum"]}
+    return result()
 
 
 async def read(args):
@@ -67,9 +56,7 @@ async def read(args):
             t0 = time.monotonic()
             total += sum(await client.read_gatt_char(char))
             latencies.append(time.monotonic() - t0)
-        latencies.sort()
-        return {"count": args.count, "seconds": time.monotonic() - start, "checksum": total,
-                "p50_us": latencies[len(latencies) // 2] * 1e6, "p99_us": latencies[len(latencies) * 99 // 100] * 1e6}
+        return latency_result(start, total, latencies)
 
     async def worker(n):
         s = 0
@@ -77,7 +64,7 @@ async def read(args):
             s += sum(await client.read_gatt_char(char))
         return s
 
-    share = [args.count // args.inflight + (1 if i < args.count % args.inflight else 0) for i in range(args.inflight)]
+    share = shares(args.count, args.inflight)
     total = sum(await asyncio.gather(*(worker(n) for n in share)))
     return {"count": args.count, "seconds": time.monotonic() - start, "checksum": total}
 

@@ -17,10 +17,9 @@ import time
 
 import simplepyble
 
-
-def emit(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+# peer_common.py stands next to this script (sys.path[0] already, unless Python runs with -P).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import emit, latency_result, notification_counter, shares  # noqa: E402
 
 
 def adapter():
@@ -63,24 +62,14 @@ def connect(addresses):
 
 def notify(args):
     peripherals = connect(args.address)
-    state = {"count": 0, "first": 0.0, "last": 0.0, "sum": 0}
     done = threading.Event()
-
-    def on_value(data):
-        now = time.monotonic()
-        if state["count"] == 0:
-            state["first"] = now
-        state["last"] = now
-        state["count"] += 1
-        state["sum"] += sum(data)
-        if state["count"] >= args.count:
-            done.set()
+    on_value, result = notification_counter(args.count, done)
 
     for p in peripherals:
         (p.indicate if args.indicate else p.notify)(args.service, args.uuid, on_value)
     emit("ready")
     done.wait()
-    return {"count": state["count"], "seconds": state["last"] - state["first"], "checksum": state["sum"]}
+    return result()
 
 
 def read(args):
@@ -93,16 +82,14 @@ def read(args):
             t0 = time.monotonic()
             total += sum(p.read(args.service, args.uuid))
             latencies.append(time.monotonic() - t0)
-        latencies.sort()
-        return {"count": args.count, "seconds": time.monotonic() - start, "checksum": total,
-                "p50_us": latencies[len(latencies) // 2] * 1e6, "p99_us": latencies[len(latencies) * 99 // 100] * 1e6}
+        return latency_result(start, total, latencies)
     sums = [0] * args.inflight
 
     def worker(i, n):
         for _ in range(n):
             sums[i] += sum(p.read(args.service, args.uuid))
 
-    share = [args.count // args.inflight + (1 if i < args.count % args.inflight else 0) for i in range(args.inflight)]
+    share = shares(args.count, args.inflight)
     threads = [threading.Thread(target=worker, args=(i, n)) for i, n in enumerate(share)]
     for t in threads:
         t.start()

@@ -9,18 +9,8 @@ enum PeripheralCommand {
     /// Runs until a signal (SignalTrap exits the process), or returns a failure status.
     static func run(_ arguments: [String]) async -> Int32 {
         let options: PeripheralOptions
-        do {
-            let (parsed, help) = try PeripheralOptions.parse(arguments)
-            if help {
-                print(PeripheralOptions.usage)
-                return 0
-            }
-            options = parsed
-        } catch {
-            FileHandle.standardError.write(Data("accelerometer-peripheral: \(error)\n\(PeripheralOptions.usage)\n".utf8))
-            return UsageError.exitCode
-        }
-        let console = Console(program: "accelerometer-peripheral", json: options.json)
+        do { options = try PeripheralOptions.read(arguments) } catch { return error.status }
+        let console = Console(program: PeripheralOptions.program, json: options.json)
 
         var world: SimulatedWorld?
         let connection: Connection

@@ -3,7 +3,8 @@
 import Foundation
 
 /// The parsed command line of `accelerometer-peripheral`.
-struct PeripheralOptions {
+struct PeripheralOptions: CommandOptions {
+    static let program = "accelerometer-peripheral"
     static let usage = """
         usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--json] [--simulate]
 
@@ -25,22 +26,17 @@ struct PeripheralOptions {
     var json = false
     var simulate = false
 
-    /// Parses the arguments; `help` is true for `-h`/`--help`.
-    static func parse(_ arguments: [String]) throws(UsageError) -> (options: PeripheralOptions, help: Bool) {
-        var o = PeripheralOptions()
-        var args = Arguments(arguments)
-        while let a = args.next() {
-            switch a {
-            case "--adapter": o.adapter = try args.adapter(for: a)
-            case "--name":
-                o.name = try args.value(for: a)
-                guard !o.name.isEmpty, o.name.utf8.count <= 29 else { throw UsageError("--name needs 1 to 29 bytes (it must fit the advertisement)") }
-            case "--json": o.json = true
-            case "--simulate": o.simulate = true
-            case "-h", "--help": return (o, true)
-            default: throw UsageError("unknown argument \(a)")
-            }
+    /// Takes one option of `accelerometer-peripheral` (``CommandOptions``).
+    mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
+        switch option {
+        case "--adapter": adapter = try args.adapter(for: option)
+        case "--name":
+            name = try args.value(for: option)
+            guard !name.isEmpty, name.utf8.count <= 29 else { throw UsageError("--name needs 1 to 29 bytes (it must fit the advertisement)") }
+        case "--json": json = true
+        case "--simulate": simulate = true
+        default: return false
         }
-        return (o, false)
+        return true
     }
 }

@@ -13,18 +13,8 @@ enum ScannerCommand {
     /// Runs the program; returns the exit status.
     static func run(_ arguments: [String]) async -> Int32 {
         let options: ScannerOptions
-        do {
-            let (parsed, help) = try ScannerOptions.parse(arguments)
-            if help {
-                print(ScannerOptions.usage)
-                return 0
-            }
-            options = parsed
-        } catch {
-            FileHandle.standardError.write(Data("central-scanner: \(error)\n\(ScannerOptions.usage)\n".utf8))
-            return UsageError.exitCode
-        }
-        let console = Console(program: "central-scanner", json: options.json)
+        do { options = try ScannerOptions.read(arguments) } catch { return error.status }
+        let console = Console(program: ScannerOptions.program, json: options.json)
 
         // The bus: the system bus, or a private one with a simulated bluetoothd.
         var world: SimulatedWorld?

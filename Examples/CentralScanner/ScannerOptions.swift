@@ -4,7 +4,8 @@ import BlueCapKit
 import Foundation
 
 /// The parsed command line of `central-scanner`.
-struct ScannerOptions {
+struct ScannerOptions: CommandOptions {
+    static let program = "central-scanner"
     static let usage = """
         usage: central-scanner [--adapter hciN] [--service UUID]... [--name-prefix P] [--duration S] [--json] [--simulate]
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
@@ -40,33 +41,34 @@ struct ScannerOptions {
     var samples: Int?
     var periodMs = 100
 
-    /// Parses the arguments; `help` is true for `-h`/`--help`.
-    static func parse(_ arguments: [String]) throws(UsageError) -> (options: ScannerOptions, help: Bool) {
-        var o = ScannerOptions()
-        var args = Arguments(arguments)
-        var scanOnly: [String] = []
-        var accelerometerOnly: [String] = []
-        while let a = args.next() {
-            switch a {
-            case "--adapter": o.adapter = try args.adapter(for: a)
-            case "--service":
-                let text = try args.value(for: a)
-                guard let uuid = BLEUUID(string: text) else { throw UsageError("--service needs a UUID (180D or 128-bit), not \(text)") }
-                o.services.append(uuid)
-                scanOnly.append(a)
-            case "--name-prefix": o.namePrefix = try args.value(for: a); scanOnly.append(a)
-            case "--duration": o.duration = try args.seconds(for: a); scanOnly.append(a)
-            case "--json": o.json = true
-            case "--simulate": o.simulate = true
-            case "--accelerometer": o.accelerometer = true
-            case "--samples": o.samples = try args.integer(for: a, in: 1...1_000_000); accelerometerOnly.append(a)
-            case "--period-ms": o.periodMs = try args.integer(for: a, in: 10...2550); accelerometerOnly.append(a)
-            case "-h", "--help": return (o, true)
-            default: throw UsageError("unknown argument \(a)")
-            }
+    /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
+    private var scanOnly: [String] = []
+    private var accelerometerOnly: [String] = []
+
+    /// Takes one option of `central-scanner` (``CommandOptions``).
+    mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
+        switch option {
+        case "--adapter": adapter = try args.adapter(for: option)
+        case "--service":
+            let text = try args.value(for: option)
+            guard let uuid = BLEUUID(string: text) else { throw UsageError("--service needs a UUID (180D or 128-bit), not \(text)") }
+            services.append(uuid)
+            scanOnly.append(option)
+        case "--name-prefix": namePrefix = try args.value(for: option); scanOnly.append(option)
+        case "--duration": duration = try args.seconds(for: option); scanOnly.append(option)
+        case "--json": json = true
+        case "--simulate": simulate = true
+        case "--accelerometer": accelerometer = true
+        case "--samples": samples = try args.integer(for: option, in: 1...1_000_000); accelerometerOnly.append(option)
+        case "--period-ms": periodMs = try args.integer(for: option, in: 10...2550); accelerometerOnly.append(option)
+        default: return false
         }
-        if o.accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
-        if !o.accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
-        return (o, false)
+        return true
+    }
+
+    /// The two modes' options do not mix.
+    func validate() throws(UsageError) {
+        if accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
+        if !accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
     }
 }

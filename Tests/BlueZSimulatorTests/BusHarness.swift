@@ -121,36 +121,7 @@ final class BusHarness: Sendable {
     }
 }
 
-// MARK: - Signal predicates
-
-func isAdded(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesAdded" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-func isRemoved(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesRemoved" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-/// PropertiesChanged on `path` carrying `name` (= `value` when given).
-func isChanged(_ m: Message, _ path: String, _ name: String, _ value: DBusValue? = nil) -> Bool {
-    guard m.member == "PropertiesChanged", m.path?.rawValue == path, m.body.count == 3, let changed = changedProperties(m) else { return false }
-    guard let v = changed[name] else { return false }
-    return value == nil || v == value
-}
-
-func changedProperties(_ m: Message) -> [String: DBusValue]? {
-    guard m.body.count == 3, case .dict(_, _, let entries) = m.body[1] else { return nil }
-    var d: [String: DBusValue] = [:]
-    for e in entries { if case .string(let k) = e.key { d[k] = e.value.unwrapped } }
-    return d
-}
-
-func byteArray(_ v: DBusValue?) -> [UInt8]? {
-    guard case .array(.byte, let items)? = v?.unwrapped else { return nil }
-    return items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
-}
-
-func bytesValue(_ b: [UInt8]) -> DBusValue { .array(element: .byte, b.map { .byte($0) }) }
+// MARK: - Signal predicates (isAdded, isChanged, byteArray… are in TestSupport)
 
 let noOptions = DBusValue.properties([:])
 

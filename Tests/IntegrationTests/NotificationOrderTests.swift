@@ -23,50 +23,28 @@ struct NotificationOrderTests {
 
     /// A peripheral serving both characteristics on hci1 and a central connected to it on hci0.
     final class World: Sendable {
-        let bus: TestBus
-        let simulator: BlueZSimulator
-        let peripheralManager: PeripheralManager
-        let central: CentralManager
+        let rig: PeripheralRig
         let service: MutableService
         let remote: Service
 
         init() async throws {
-            bus = try TestBus()
-            simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-            peripheralManager = PeripheralManager(adapter: "hci1", connection: try bus.connect())
-            service = MutableService(uuid: Self.serviceUUID, characteristics: [
+            service = MutableService(uuid: NotificationOrderTests.serviceUUID, characteristics: [
                 MutableCharacteristic(uuid: NotificationOrderTests.socketUUID, properties: [.read, .notify],
                                       permissions: [.readable], value: Data([0, 0, 0, 0])),
                 MutableCharacteristic(uuid: NotificationOrderTests.signalUUID, properties: [.read, .indicate],
                                       permissions: [.readable], value: Data([0, 0, 0, 0])),
             ])
-            central = CentralManager(adapter: "hci0", connection: try bus.connect())
-            let (peripheralManager, service, central) = (self.peripheralManager, self.service, self.central)
-            remote = try await withDeadline(.seconds(20), "serve, scan, connect, discover") {
-                try await peripheralManager.add(service).value
-                try await peripheralManager.startAdvertising("Counter", uuids: [Self.serviceUUID]).value
-                try await central.whenPoweredOn(timeout: .seconds(5)).value
-                let peripheral = try await central.startScanning(forServiceUUIDs: [Self.serviceUUID]).first().value
-                central.stopScanning()
-                let connected = Collector<ConnectionEvent>()
-                peripheral.connect(connectionTimeout: .seconds(5)).onSuccess(context: .immediate) { connected.append($0.connectionEvent) }
-                #expect(try await connected.wait(for: 1, timeout: .seconds(5)) == [.connect])
-                _ = try await peripheral.discoverServices([Self.serviceUUID], timeout: .seconds(5)).value
-                let remote = try need(peripheral.service(Self.serviceUUID), "service")
-                _ = try await remote.discoverCharacteristics([NotificationOrderTests.socketUUID, NotificationOrderTests.signalUUID],
-                                                             timeout: .seconds(5)).value
-                return remote
+            let rig = try await PeripheralRig.start(serving: service, advertisingAs: "Counter")
+            self.rig = rig
+            do { remote = try await rig.connectService() } catch {
+                await rig.stop()
+                throw error
             }
         }
 
-        static var serviceUUID: BLEUUID { NotificationOrderTests.serviceUUID }
+        var central: CentralManager { rig.central }
 
-        func stop() async {
-            central.reset()
-            await withDeadlineOrNil { await self.peripheralManager.shutdown() }
-            simulator.stop()
-            bus.stop()
-        }
+        func stop() async { await rig.stop() }
 
         /// The examples' chain: state stream (capacity 1) → startNotifying → notification
         /// updates → decode, on `context`. Returns the numbers stream and the raw updates stream.

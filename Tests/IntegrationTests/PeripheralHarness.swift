@@ -1,5 +1,6 @@
-// PeripheralHarness: a private bus, BlueZSimulator with two linked adapters, a PeripheralManager
-// on hci1 and a raw D-Bus central on hci0 (the virtual radio carries hci1's app to hci0).
+// PeripheralHarness: a PeripheralRig (private bus, BlueZSimulator with two linked adapters,
+// PeripheralManager on hci1) driven from hci0 by raw D-Bus calls on the rig's central connection
+// (the virtual radio carries hci1's app to hci0).
 
 import BlueCapKit
 import BlueZSimulator
@@ -9,11 +10,7 @@ import Futures
 import TestSupport
 
 final class PeripheralHarness: Sendable {
-    let bus: TestBus
-    let simulator: BlueZSimulator
-    let peripheralConnection: Connection
-    let central: Connection
-    let manager: PeripheralManager
+    let rig: PeripheralRig
     /// Signals from org.bluez and from the peripheral's connection, in arrival order.
     let signals = Collector<Message>()
     let states = Collector<ManagerState>()
@@ -21,35 +18,35 @@ final class PeripheralHarness: Sendable {
     private let subscriptions: [SignalSubscription]
 
     static func start() async throws -> PeripheralHarness {
-        let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-        let h = try await PeripheralHarness(bus: bus, simulator: simulator)
+        let h = try await PeripheralHarness(rig: PeripheralRig.start())
         try await h.waitState(.poweredOn)
         return h
     }
 
-    private init(bus: TestBus, simulator: BlueZSimulator) async throws {
-        self.bus = bus
-        self.simulator = simulator
-        peripheralConnection = try bus.connect()
-        central = try bus.connect()
-        manager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
+    private init(rig: PeripheralRig) async throws {
+        self.rig = rig
         let signals = self.signals
-        let a = central.subscribe(rule: MatchRule(sender: "org.bluez")) { signals.append($0) }
-        let b = central.subscribe(rule: MatchRule(sender: peripheralConnection.uniqueName)) { signals.append($0) }
+        let a = rig.centralConnection.subscribe(rule: MatchRule(sender: "org.bluez")) { signals.append($0) }
+        let b = rig.centralConnection.subscribe(rule: MatchRule(sender: rig.peripheralConnection.uniqueName)) { signals.append($0) }
         try await a.established()
         try await b.established()
         subscriptions = [a, b]
         let states = self.states, advertising = self.advertising
-        manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
-        manager.whenAdvertisingChanges().onSuccess(context: .immediate) { advertising.append($0) }
+        rig.peripheralManager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
+        rig.peripheralManager.whenAdvertisingChanges().onSuccess(context: .immediate) { advertising.append($0) }
     }
 
+    var bus: TestBus { rig.bus }
+    var simulator: BlueZSimulator { rig.simulator }
+    var peripheralConnection: Connection { rig.peripheralConnection }
+    /// The peripheral manager under test, on hci1.
+    var manager: PeripheralManager { rig.peripheralManager }
+    /// The raw D-Bus central, on hci0.
+    var central: Connection { rig.centralConnection }
+
     func stop() async {
-        await withDeadlineOrNil { await self.manager.shutdown() }
         for s in subscriptions { s.cancel() }
-        simulator.stop()
-        bus.stop()
+        await rig.stop()
     }
 
     // MARK: Waiting
@@ -151,26 +148,6 @@ func withDeadlineOrNil(_ timeout: Duration = .seconds(5), _ body: @escaping @Sen
     _ = try? await withDeadline(timeout, "cleanup") { await body(); return true }
 }
 
-func isAdded(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesAdded" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-func isRemoved(_ m: Message, _ path: String) -> Bool {
-    m.member == "InterfacesRemoved" && m.body.first == .objectPath(try! ObjectPath(path))
-}
-
-func isChanged(_ m: Message, _ path: String, _ name: String, _ value: DBusValue? = nil) -> Bool {
-    guard m.member == "PropertiesChanged", m.path?.rawValue == path, let changed = changedProperties(m), let v = changed[name] else { return false }
-    return value == nil || v == value
-}
-
-func changedProperties(_ m: Message) -> [String: DBusValue]? {
-    guard m.body.count == 3, case .dict(_, _, let entries) = m.body[1] else { return nil }
-    var d: [String: DBusValue] = [:]
-    for e in entries { if case .string(let k) = e.key { d[k] = e.value.unwrapped } }
-    return d
-}
-
 /// Device1's properties from an InterfacesAdded signal.
 func deviceProperties(_ m: Message) -> [String: DBusValue] {
     guard m.body.count == 2, case .dict(_, _, let ifaces) = m.body[1] else { return [:] }
@@ -182,13 +159,6 @@ func deviceProperties(_ m: Message) -> [String: DBusValue] {
     }
     return [:]
 }
-
-func byteArray(_ v: DBusValue?) -> [UInt8]? {
-    guard case .array(.byte, let items)? = v?.unwrapped else { return nil }
-    return items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
-}
-
-func bytesValue(_ b: [UInt8]) -> DBusValue { .array(element: .byte, b.map { .byte($0) }) }
 
 /// Collects a FutureStream's values for awaiting with a deadline.
 func collect<T: Sendable>(_ stream: FutureStream<T>) -> Collector<T> {

@@ -13,57 +13,31 @@ import TestSupport
 let secureService: BLEUUID = "0000FFF0-0000-1000-8000-00805F9B34FB"
 let secureChar: BLEUUID = "0000FFF1-0000-1000-8000-00805F9B34FB"
 
-/// A PeripheralManager on hci1 serving FFF0/FFF1 (read, write, max 20 bytes, value [1]) and
-/// advertising; a CentralManager on hci0 on its own connection.
+/// A ``PeripheralRig`` whose peripheral serves FFF0/FFF1 (read, write, max 20 bytes, value [1])
+/// and advertises "Secure".
 final class SecurityRig: Sendable {
-    let bus: TestBus
-    let simulator: BlueZSimulator
-    let peripheralConnection: Connection
-    let peripheralManager: PeripheralManager
-    let central: CentralManager
+    let rig: PeripheralRig
     let characteristic: MutableCharacteristic
 
     init() async throws {
-        bus = try TestBus()
-        simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-        peripheralConnection = try bus.connect()
-        peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
-        central = CentralManager(adapter: "hci0", connection: try bus.connect())
         characteristic = MutableCharacteristic(uuid: secureChar, properties: [.read, .write], permissions: [.readable, .writeable],
                                                value: Data([1]), maxLength: 20)
-        let service = MutableService(uuid: secureService, characteristics: [characteristic])
-        let pm = peripheralManager
-        try await withDeadline(.seconds(10), "serve") {
-            for try await state in pm.whenStateChanges().values where state == .poweredOn { break }
-            try await pm.add(service).value
-            try await pm.startAdvertising("Secure", uuids: [secureService]).value
-        }
-        try await central.whenPoweredOn(timeout: .seconds(5)).value
+        rig = try await PeripheralRig.start(serving: MutableService(uuid: secureService, characteristics: [characteristic]),
+                                            advertisingAs: "Secure")
     }
 
-    func stop() async {
-        central.reset()
-        _ = try? await withDeadline(.seconds(5), "shutdown") { await self.peripheralManager.shutdown(); return true }
-        simulator.stop()
-        bus.stop()
-    }
+    var bus: TestBus { rig.bus }
+    var peripheralConnection: Connection { rig.peripheralConnection }
+    var peripheralManager: PeripheralManager { rig.peripheralManager }
+
+    func stop() async { await rig.stop() }
 
     /// The object path of FFF1 in our exported application.
     var characteristicPath: String { peripheralManager.applicationRoot.rawValue + "/service0/char0" }
 
     /// Connects the central to hci1 and returns FFF1 as the central sees it.
     func remoteCharacteristic() async throws -> Characteristic {
-        let found = Collector<Peripheral>()
-        central.startScanning(forServiceUUIDs: [secureService]).onSuccess(context: .immediate) { found.append($0) }
-        let p = try await found.wait(for: 1)[0]
-        central.stopScanning()
-        let connected = Collector<Bool>()
-        p.connect().onSuccess(context: .immediate) { if $0.connectionEvent == .connect { connected.append(true) } }
-        try await connected.wait(for: 1)
-        _ = try await p.discoverServices([secureService], timeout: .seconds(5)).value
-        let s = try need(p.service(secureService), "FFF0")
-        _ = try await s.discoverCharacteristics([secureChar]).value
-        return try need(s.characteristic(secureChar), "FFF1")
+        try need(try await rig.connectService().characteristic(secureChar), "FFF1")
     }
 }
 

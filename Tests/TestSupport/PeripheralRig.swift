@@ -1,0 +1,87 @@
+// PeripheralRig: the two-role world — a private bus, a BlueZSimulator with two linked adapters,
+// a PeripheralManager on hci1 and a central on hci0 — shared by the peripheral-role integration
+// tests, the notification-order tests and the security tests. (CentralRig is the central-only one.)
+import BlueCapKit
+import BlueZSimulator
+import DBus
+import Foundation
+
+/// A private bus with a BlueZSimulator (two adapters; the virtual radio carries what hci1
+/// publishes to hci0), a `PeripheralManager` on hci1 and a `CentralManager` on hci0, each on its
+/// own client connection, both powered on. With a service, the peripheral serves and advertises it.
+public final class PeripheralRig: Sendable {
+    /// The private bus.
+    public let bus: TestBus
+    /// The simulated bluetoothd.
+    public let simulator: BlueZSimulator
+    /// The peripheral manager's connection.
+    public let peripheralConnection: Connection
+    /// The peripheral role, on hci1.
+    public let peripheralManager: PeripheralManager
+    /// The central's connection (also usable for raw D-Bus calls on hci0).
+    public let centralConnection: Connection
+    /// The central role, on hci0.
+    public let central: CentralManager
+    /// The service the peripheral serves and advertises, if any.
+    public let service: MutableService?
+
+    /// Starts the bus and the simulator and waits until both managers are powered on; with
+    /// `service`, adds it and advertises `name` with its UUID first.
+    public static func start(serving service: MutableService? = nil, advertisingAs name: String = "PeripheralRig") async throws -> PeripheralRig {
+        let bus = try TestBus()
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
+        let rig = try PeripheralRig(bus: bus, simulator: simulator, service: service)
+        do {
+            let pm = rig.peripheralManager
+            try await withDeadline(.seconds(10), "serve") {
+                for try await state in pm.whenStateChanges().values where state == .poweredOn { break }
+                guard let service else { return }
+                try await pm.add(service).value
+                try await pm.startAdvertising(name, uuids: [service.uuid]).value
+            }
+            try await rig.central.whenPoweredOn(timeout: .seconds(5)).value
+        } catch {
+            await rig.stop()
+            throw error
+        }
+        return rig
+    }
+
+    private init(bus: TestBus, simulator: BlueZSimulator, service: MutableService?) throws {
+        self.bus = bus
+        self.simulator = simulator
+        self.service = service
+        peripheralConnection = try bus.connect()
+        peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
+        centralConnection = try bus.connect()
+        central = CentralManager(adapter: "hci0", connection: centralConnection)
+    }
+
+    /// Resets the central, shuts the peripheral down (bounded), stops the simulator and the bus.
+    public func stop() async {
+        central.reset()
+        _ = try? await withDeadline(.seconds(5), "shutdown") { await self.peripheralManager.shutdown(); return true }
+        simulator.stop()
+        bus.stop()
+    }
+
+    // MARK: The central side
+
+    /// Scans on hci0 for the served service, connects, and discovers the service and its
+    /// characteristics; returns the service as the central sees it.
+    public func connectService(timeout: Duration = .seconds(5)) async throws -> Service {
+        let served = try need(service, "served service")
+        let found = Collector<Peripheral>()
+        central.startScanning(forServiceUUIDs: [served.uuid]).onSuccess(context: .immediate) { found.append($0) }
+        let peripheral = try await found.wait(for: 1, timeout: timeout * 2)[0]
+        central.stopScanning()
+        let connected = Collector<ConnectionEvent>()
+        peripheral.connect(connectionTimeout: timeout).onSuccess(context: .immediate) { connected.append($0.connectionEvent) }
+        let first = try await connected.wait(for: 1, timeout: timeout * 2)[0]
+        guard first == .connect else { throw Missing(description: "connection: \(first) instead of connect") }
+        _ = try await peripheral.discoverServices([served.uuid], timeout: timeout).value
+        let remote = try need(peripheral.service(served.uuid), "service \(served.uuid)")
+        _ = try await remote.discoverCharacteristics(served.characteristics.map(\.uuid), timeout: timeout).value
+        return remote
+    }
+}
