@@ -91,8 +91,23 @@ public final class BlueZSimulator: @unchecked Sendable {
         }
     }
 
-    func takeName() async throws {
-        let reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
+    /// Takes `org.bluez` on the current connection. After ``restart()`` the daemon may not have
+    /// processed the old connection's close yet, and that connection owns the name until it has:
+    /// on `.exists` this waits (at most `timeout`) for the `NameOwnerChanged` that releases the
+    /// name, then asks once more. Clients see the same signals either way: the name goes to ""
+    /// first, then to the new connection.
+    func takeName(timeout: Duration = .seconds(5)) async throws {
+        let released = NameRelease()
+        let watch = connection.subscribe(rule: MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                         member: "NameOwnerChanged", arg0: Self.busName)) { m in
+            if m.body.count == 3, case .string(let new) = m.body[2], new.isEmpty { released.fire() }
+        }
+        defer { watch.cancel() }
+        try await watch.established()
+        var reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
+        if reply == .exists, await released.wait(timeout: timeout) {
+            reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
+        }
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             throw BlueZErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: "\(Self.busName) is already owned on \(busAddress)")
         }
