@@ -126,6 +126,27 @@ enum LibDBus {
     static func dispatch(_ connection: RawConnection) -> Bool {
         dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS
     }
+    /// The next queued message, when it is a signal from the bus (not libdbus's local
+    /// `org.freedesktop.DBus.Local` ones): taken off the queue (the caller owns it and must
+    /// unreference it) so that it is handled without `dbus_connection_dispatch` (its filter list
+    /// copy, connection reference and dispatch lock per message, `dbus_connection_borrow_message`
+    /// then `dbus_connection_steal_borrowed_message`). `.other` leaves any other message queued for
+    /// ``dispatch(_:)`` (method returns complete their pending calls only there); `.empty` when
+    /// nothing is queued.
+    static func takeSignal(_ connection: RawConnection) -> QueuedMessage {
+        guard let m = dbus_connection_borrow_message(connection) else { return .empty }
+        if dbus_message_get_type(m) == CDBUS_MESSAGE_TYPE_SIGNAL && dbus_message_has_interface(m, "org.freedesktop.DBus.Local") == 0 {
+            dbus_connection_steal_borrowed_message(connection, m)
+            return .signal(m)
+        }
+        dbus_connection_return_message(connection, m)
+        return .other
+    }
+    enum QueuedMessage {
+        case empty
+        case signal(RawMessage)
+        case other
+    }
     static func hasDataToDispatch(_ connection: RawConnection) -> Bool {
         dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS
     }
