@@ -351,8 +351,22 @@ enum LibDBus {
         guard t == typeString || t == typeObjectPath else { return false }
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(iter, &p)
-        guard let p else { return false }
-        var text = text
+        return cStringEquals(p, text)
+    }
+    /// Whether the first argument is a string equal to `text`, without making a String.
+    static func firstStringEquals(_ m: RawMessage, _ text: String) -> Bool {
+        var iter = RawIter()
+        guard initRead(m, &iter), argType(&iter) == typeString else { return false }
+        return stringEquals(&iter, text)
+    }
+    /// Whether the interface and member header fields are `interface` and `member` (nil: the
+    /// field is absent), compared in place without making Strings.
+    static func hasHeader(_ m: RawMessage, interface: String?, member: String?) -> Bool {
+        cStringEquals(dbus_message_get_interface(m), interface) && cStringEquals(dbus_message_get_member(m), member)
+    }
+    /// Whether the C string `p` equals `text` (both absent counts as equal).
+    private static func cStringEquals(_ p: UnsafePointer<CChar>?, _ text: String?) -> Bool {
+        guard let p, var text else { return p == nil && text == nil }
         return text.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { t in
                 guard let base = t.baseAddress else { return p[0] == 0 }

@@ -55,16 +55,22 @@ extension ConnectionCore {
     /// Subscribers with a `peek` see the signal in place first; the `Message` is decoded only
     /// when a subscriber still needs it.
     func dispatchSignal(_ raw: RawMessage) {
-        let interface = LibDBus.interface(raw)
-        let member = LibDBus.member(raw)
         let path = LibDBus.path(raw)
         var candidates: [SignalTable.Subscriber] = []
         var owners: [String: String] = [:]
+        // Set when the header's interface and member are those of the last lookup, compared in
+        // place: the candidates then match them (no Strings made for them).
+        var headerMatched = false
+        var interface: String?
+        var member: String?
         signals.withLock { table in
             guard !table.buckets.isEmpty else { return }
-            if let last = table.lastLookup, last.interface == interface, last.member == member {
+            if let last = table.lastLookup, LibDBus.hasHeader(raw, interface: last.interface, member: last.member) {
                 candidates = last.candidates
+                headerMatched = true
             } else {
+                interface = LibDBus.interface(raw)
+                member = LibDBus.member(raw)
                 for shape in 0..<8 where table.shapeCounts[shape] > 0 {
                     if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
                         continue
@@ -83,13 +89,22 @@ extension ConnectionCore {
         guard !candidates.isEmpty else { return }
         let sender = LibDBus.sender(raw)
         let objectPath = path.map { ObjectPath(unchecked: $0) }
-        var firstString: String??
         var message: Message?
         for s in candidates {
-            if s.rule.arg0 != nil, firstString == nil { firstString = .some(LibDBus.firstString(raw)) }
-            guard s.rule.matchesLocally(interface: interface, member: member, path: objectPath, arg0: firstString ?? nil) else { continue }
-            if let ruleSender = s.rule.sender, ruleSender != sender {
-                if ruleSender.hasPrefix(":") { continue }
+            let rule = s.rule
+            // A cached lookup's candidates were filed under this interface and member (or a
+            // wildcard for them), and none of them fixes a path.
+            if !headerMatched {
+                if let i = rule.interface, i != interface { continue }
+                if let m = rule.member, m != member { continue }
+                if let p = rule.path, p != objectPath { continue }
+            }
+            if let namespace = rule.pathNamespace {
+                guard let objectPath, objectPath.isDescendant(of: namespace) else { continue }
+            }
+            if let arg0 = rule.arg0, !LibDBus.firstStringEquals(raw, arg0) { continue }
+            if let ruleSender = rule.sender, ruleSender != sender {
+                if ruleSender.utf8.first == UInt8(ascii: ":") { continue }
                 if let owner = owners[ruleSender], owner != sender { continue }
                 if ruleSender == "org.freedesktop.DBus" { continue }
             }
