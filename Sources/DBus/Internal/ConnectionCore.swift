@@ -49,6 +49,9 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     var ownerPending: [ObjectIdentifier: PendingCallBox] = [:]
     /// False once the bus connection is lost or closed (owner thread only).
     var ownerIsOpen = true
+    /// The object path of the last signal dispatched (owner thread only): a burst of signals
+    /// from one object reuses it instead of making a String per signal.
+    var ownerLastSignalPath: String?
 
     init(raw: RawConnection, uniqueName: String, address: String) {
         self.raw = raw

@@ -267,6 +267,13 @@ enum LibDBus {
     static func replySerial(_ m: RawMessage) -> UInt32 { dbus_message_get_reply_serial(m) }
     static func noReply(_ m: RawMessage) -> Bool { dbus_message_get_no_reply(m) != 0 }
     static func path(_ m: RawMessage) -> String? { dbus_message_get_path(m).map { String(cString: $0) } }
+    /// The path header field; `previous` itself when it holds the same text (compared in place,
+    /// no String made).
+    static func path(_ m: RawMessage, reusing previous: String?) -> String? {
+        guard let p = dbus_message_get_path(m) else { return nil }
+        if let previous, cStringEquals(p, previous) { return previous }
+        return String(cString: p)
+    }
     static func interface(_ m: RawMessage) -> String? { dbus_message_get_interface(m).map { String(cString: $0) } }
     static func member(_ m: RawMessage) -> String? { dbus_message_get_member(m).map { String(cString: $0) } }
     static func errorName(_ m: RawMessage) -> String? { dbus_message_get_error_name(m).map { String(cString: $0) } }

@@ -55,7 +55,8 @@ extension ConnectionCore {
     /// Subscribers with a `peek` see the signal in place first; the `Message` is decoded only
     /// when a subscriber still needs it.
     func dispatchSignal(_ raw: RawMessage) {
-        let path = LibDBus.path(raw)
+        let path = LibDBus.path(raw, reusing: ownerLastSignalPath)
+        ownerLastSignalPath = path
         var candidates: [SignalTable.Subscriber] = []
         var owners: [String: String] = [:]
         // Set when the header's interface and member are those of the last lookup, compared in
