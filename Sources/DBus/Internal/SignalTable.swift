@@ -9,11 +9,19 @@ struct SignalKey: Hashable {
 }
 
 struct SignalTable: Sendable {
-    struct Subscriber: Sendable {
+    /// A class, so that handing the candidates of a signal around (and iterating them) retains
+    /// one reference each instead of copying the rule's Strings and both closures.
+    final class Subscriber: Sendable {
         let rule: MatchRule
         /// Looks at the signal in place first; returning true means it was handled.
         let peek: (@Sendable (SignalView) -> Bool)?
         let handler: @Sendable (Message) -> Void
+
+        init(rule: MatchRule, peek: (@Sendable (SignalView) -> Bool)?, handler: @escaping @Sendable (Message) -> Void) {
+            self.rule = rule
+            self.peek = peek
+            self.handler = handler
+        }
     }
     struct RuleState: Sendable {
         var count = 0
@@ -92,19 +100,18 @@ extension ConnectionCore {
         let objectPath = path.map { ObjectPath(unchecked: $0) }
         var message: Message?
         for s in candidates {
-            let rule = s.rule
             // A cached lookup's candidates were filed under this interface and member (or a
             // wildcard for them), and none of them fixes a path.
             if !headerMatched {
-                if let i = rule.interface, i != interface { continue }
-                if let m = rule.member, m != member { continue }
-                if let p = rule.path, p != objectPath { continue }
+                if let i = s.rule.interface, i != interface { continue }
+                if let m = s.rule.member, m != member { continue }
+                if let p = s.rule.path, p != objectPath { continue }
             }
-            if let namespace = rule.pathNamespace {
+            if let namespace = s.rule.pathNamespace {
                 guard let objectPath, objectPath.isDescendant(of: namespace) else { continue }
             }
-            if let arg0 = rule.arg0, !LibDBus.firstStringEquals(raw, arg0) { continue }
-            if let ruleSender = rule.sender, ruleSender != sender {
+            if let arg0 = s.rule.arg0, !LibDBus.firstStringEquals(raw, arg0) { continue }
+            if let ruleSender = s.rule.sender, ruleSender != sender {
                 if ruleSender.utf8.first == UInt8(ascii: ":") { continue }
                 if let owner = owners[ruleSender], owner != sender { continue }
                 if ruleSender == "org.freedesktop.DBus" { continue }
