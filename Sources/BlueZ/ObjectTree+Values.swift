@@ -40,10 +40,11 @@ extension ObjectTree {
         guard let data = view.onlyChangedBytes(interface: GattCharacteristic1.interface, property: "Value"),
               let path = view.path else { return receivedSingleChange(view) }
         let sender = view.sender
+        // The cache's form of the value, built before taking the lock.
+        let value = DBusValue.array(element: .byte, data.withUnsafeBytes { bytes in bytes.map { DBusValue.byte($0) } })
         let handlers = state.withLock { s -> [(id: Int, handler: ValueHandler)]? in
             guard let routes = s.valueRoutes[path], s.status.loaded, let owner = s.status.owner,
                   sender == nil || sender == owner else { return nil }
-            let value = DBusValue.array(element: .byte, data.map { .byte($0) })
             // Nil when the object or interface is unknown (the generic path ignores the signal).
             guard let replaced = s.objects[path]?[GattCharacteristic1.interface]?.replace("Value", with: value) else { return nil }
             if let old = replaced.previous, !old.hasSameType(as: value) {

@@ -50,19 +50,6 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { text }
-
-    /// Whether a signal with these header fields (and first string argument) matches, checking
-    /// everything but the sender (checked against the owner cache by the caller).
-    func matchesLocally(interface i: String?, member m: String?, path p: ObjectPath?, arg0 a: String?) -> Bool {
-        if let interface, i != interface { return false }
-        if let member, m != member { return false }
-        if let path, p != path { return false }
-        if let pathNamespace {
-            guard let p, p.isDescendant(of: pathNamespace) else { return false }
-        }
-        if let arg0, a != arg0 { return false }
-        return true
-    }
 }
 
 extension String {

@@ -171,13 +171,33 @@ public final class FutureStream<T: Sendable>: Sendable {
     func push(_ event: StreamEvent<T>, finishing: Bool = false) -> Bool {
         // Usually one subscriber: kept out of the array to avoid allocating one per push.
         var first: StreamSubscriber<T>?
+        // Set when `first` claimed its drain with `event` not queued: the drain then runs right
+        // away on this thread's trampoline and is handed `event` directly.
+        var direct: Trampoline?
         var more: [StreamSubscriber<T>] = []
         let open = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
+            var isItem = false
             if case .item(let result) = event {
                 state.kept.append(result, droppingOldestBeyond: capacity)
+                isItem = true
             }
             for subscriber in state.subscribers {
+                // An immediate subscriber whose drain would run at once (this thread's
+                // trampoline is idle) never holds `event` in its queue.
+                if isItem && !finishing && first == nil && subscriber.isImmediate {
+                    let trampoline = Trampoline.current
+                    if !trampoline.isDraining {
+                        guard let outcome = subscriber.claimOrEnqueue(event) else {
+                            first = subscriber
+                            direct = trampoline
+                            continue
+                        }
+                        if outcome.dropped { state.dropped += 1 }
+                        if outcome.mustStart { first = subscriber }
+                        continue
+                    }
+                }
                 var outcome = subscriber.enqueue(event)
                 if finishing {
                     let end = subscriber.enqueue(.finished)
@@ -194,7 +214,9 @@ public final class FutureStream<T: Sendable>: Sendable {
             return true
         }
         guard open else { return false }
-        first?.startDrain()
+        if let first {
+            if let direct { first.startDrain(delivering: event, on: direct) } else { first.startDrain() }
+        }
         for subscriber in more { subscriber.startDrain() }
         return true
     }

@@ -102,6 +102,27 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         }
     }
 
+    /// For a result to an immediate subscriber whose drain would start at once on the calling
+    /// thread: when no drain is running and nothing is waiting, claims the drain without
+    /// queueing `event` and returns nil (the caller hands `event` to
+    /// ``startDrain(delivering:on:)`` after releasing its lock); otherwise queues it as
+    /// ``enqueue(_:)`` does. A subscriber that keeps up gets each result without a trip through
+    /// its queue and with one lock round trip less; since it is delivered before the caller
+    /// returns, it could not have been dropped from the queue either.
+    @inlinable
+    func claimOrEnqueue(_ event: StreamEvent<T>) -> Enqueued? {
+        state.withLock { state in
+            if !state.isDraining && state.pending.isEmpty {
+                state.isDraining = true
+                return nil
+            }
+            let dropped = state.pending.append(event, droppingOldestBeyond: limit)
+            let mustStart = !state.isDraining
+            state.isDraining = true
+            return Enqueued(dropped: dropped, mustStart: mustStart)
+        }
+    }
+
     /// The number of deliveries waiting (for tests and diagnostics).
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
@@ -113,6 +134,21 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         } else {
             context.execute { self.drain() }
         }
+    }
+
+    /// Runs the drain claimed by ``claimOrEnqueue(_:)`` without queueing, on `trampoline` (the
+    /// calling thread's, idle): delivers `event` first, then whatever was queued meanwhile.
+    @inlinable
+    func startDrain(delivering event: StreamEvent<T>, on trampoline: Trampoline) {
+        trampoline.run({ (job: (StreamSubscriber<T>, StreamEvent<T>)) in job.0.drain(after: job.1) }, with: (self, event))
+    }
+
+    /// Delivers `event` (a result that was never queued) unless the subscription was
+    /// deactivated, then drains the queue.
+    @inlinable
+    func drain(after event: StreamEvent<T>) {
+        if isActive.load(ordering: .acquiring) { body(event) }
+        drain()
     }
 
     /// Stops delivery: events not yet delivered are dropped.

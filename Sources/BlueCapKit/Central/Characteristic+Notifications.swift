@@ -41,8 +41,9 @@ extension Characteristic {
             } else {
                 startNotify(timeout: timeout, operation: operation, promise: promise, finish: finish)
             }
-        }, fail: { [weak self] error in
-            self?.state.withLock { s in if case .starting = s.notify { s.notify = .off } }
+        }, fail: { [self] error in
+            // Strong, like `start`: the queue drops both once the operation has run or failed.
+            self.state.withLock { s in if case .starting = s.notify { s.notify = .off } }
             promise.failure(error)
         })
         return promise.future

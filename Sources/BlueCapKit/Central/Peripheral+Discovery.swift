@@ -81,8 +81,12 @@ extension Peripheral {
         }
         if isNew {
             // Its notifications (lone `Value` changes) come straight from the tree, not through
-            // the device's subtree observer.
-            let route = tree.observeValue(at: path) { [weak characteristic] data in characteristic?.valueChanged(data) }
+            // the device's subtree observer. The route holds the characteristic strongly: it
+            // lives no longer than the characteristic's entry in `state.characteristics` (it is
+            // cancelled when that entry is replaced or dropped, see `terminate()`), and a weak
+            // reference would move every retain and release of the characteristic (several per
+            // notification) to the runtime's slow side-table path.
+            let route = tree.observeValue(at: path) { [characteristic] data in characteristic.valueChanged(data) }
             let replaced = state.withLock { s -> ObjectTreeObservation? in
                 guard s.characteristics[path] === characteristic else { return route }
                 defer { s.valueRoutes[path] = route }

@@ -49,6 +49,9 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     var ownerPending: [ObjectIdentifier: PendingCallBox] = [:]
     /// False once the bus connection is lost or closed (owner thread only).
     var ownerIsOpen = true
+    /// The object path of the last signal dispatched (owner thread only): a burst of signals
+    /// from one object reuses it instead of making a String per signal.
+    var ownerLastSignalPath: String?
 
     init(raw: RawConnection, uniqueName: String, address: String) {
         self.raw = raw
@@ -109,10 +112,22 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
         while true {
             for job in jobs.takeAll() { job() }
             if closeRequested { break }
+            // Signals from the bus are taken off libdbus's queue and handled here; every other
+            // message (method calls, replies completing pending calls, local signals) goes
+            // through `dbus_connection_dispatch` and our filter.
             var budget = 256
-            while budget > 0, LibDBus.hasDataToDispatch(raw) {
-                _ = LibDBus.dispatch(raw)
+            drain: while budget > 0 {
                 budget -= 1
+                switch LibDBus.takeSignal(raw) {
+                case .empty:
+                    break drain
+                case .signal(let m):
+                    if Log.enabled { Log.trace("recv", m, connection: uniqueName) }
+                    dispatchSignal(m)
+                    LibDBus.unref(message: m)
+                case .other:
+                    _ = LibDBus.dispatch(raw)
+                }
             }
             if closeRequested { break }
 

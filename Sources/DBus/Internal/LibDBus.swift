@@ -126,6 +126,27 @@ enum LibDBus {
     static func dispatch(_ connection: RawConnection) -> Bool {
         dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS
     }
+    /// The next queued message, when it is a signal from the bus (not libdbus's local
+    /// `org.freedesktop.DBus.Local` ones): taken off the queue (the caller owns it and must
+    /// unreference it) so that it is handled without `dbus_connection_dispatch` (its filter list
+    /// copy, connection reference and dispatch lock per message, `dbus_connection_borrow_message`
+    /// then `dbus_connection_steal_borrowed_message`). `.other` leaves any other message queued for
+    /// ``dispatch(_:)`` (method returns complete their pending calls only there); `.empty` when
+    /// nothing is queued.
+    static func takeSignal(_ connection: RawConnection) -> QueuedMessage {
+        guard let m = dbus_connection_borrow_message(connection) else { return .empty }
+        if dbus_message_get_type(m) == CDBUS_MESSAGE_TYPE_SIGNAL && dbus_message_has_interface(m, "org.freedesktop.DBus.Local") == 0 {
+            dbus_connection_steal_borrowed_message(connection, m)
+            return .signal(m)
+        }
+        dbus_connection_return_message(connection, m)
+        return .other
+    }
+    enum QueuedMessage {
+        case empty
+        case signal(RawMessage)
+        case other
+    }
     static func hasDataToDispatch(_ connection: RawConnection) -> Bool {
         dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS
     }
@@ -246,6 +267,13 @@ enum LibDBus {
     static func replySerial(_ m: RawMessage) -> UInt32 { dbus_message_get_reply_serial(m) }
     static func noReply(_ m: RawMessage) -> Bool { dbus_message_get_no_reply(m) != 0 }
     static func path(_ m: RawMessage) -> String? { dbus_message_get_path(m).map { String(cString: $0) } }
+    /// The path header field; `previous` itself when it holds the same text (compared in place,
+    /// no String made).
+    static func path(_ m: RawMessage, reusing previous: String?) -> String? {
+        guard let p = dbus_message_get_path(m) else { return nil }
+        if let previous, cStringEquals(p, previous) { return previous }
+        return String(cString: p)
+    }
     static func interface(_ m: RawMessage) -> String? { dbus_message_get_interface(m).map { String(cString: $0) } }
     static func member(_ m: RawMessage) -> String? { dbus_message_get_member(m).map { String(cString: $0) } }
     static func errorName(_ m: RawMessage) -> String? { dbus_message_get_error_name(m).map { String(cString: $0) } }
@@ -330,8 +358,22 @@ enum LibDBus {
         guard t == typeString || t == typeObjectPath else { return false }
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(iter, &p)
-        guard let p else { return false }
-        var text = text
+        return cStringEquals(p, text)
+    }
+    /// Whether the first argument is a string equal to `text`, without making a String.
+    static func firstStringEquals(_ m: RawMessage, _ text: String) -> Bool {
+        var iter = RawIter()
+        guard initRead(m, &iter), argType(&iter) == typeString else { return false }
+        return stringEquals(&iter, text)
+    }
+    /// Whether the interface and member header fields are `interface` and `member` (nil: the
+    /// field is absent), compared in place without making Strings.
+    static func hasHeader(_ m: RawMessage, interface: String?, member: String?) -> Bool {
+        cStringEquals(dbus_message_get_interface(m), interface) && cStringEquals(dbus_message_get_member(m), member)
+    }
+    /// Whether the C string `p` equals `text` (both absent counts as equal).
+    private static func cStringEquals(_ p: UnsafePointer<CChar>?, _ text: String?) -> Bool {
+        guard let p, var text else { return p == nil && text == nil }
         return text.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { t in
                 guard let base = t.baseAddress else { return p[0] == 0 }

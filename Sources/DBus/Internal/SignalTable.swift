@@ -9,11 +9,19 @@ struct SignalKey: Hashable {
 }
 
 struct SignalTable: Sendable {
-    struct Subscriber: Sendable {
+    /// A class, so that handing the candidates of a signal around (and iterating them) retains
+    /// one reference each instead of copying the rule's Strings and both closures.
+    final class Subscriber: Sendable {
         let rule: MatchRule
         /// Looks at the signal in place first; returning true means it was handled.
         let peek: (@Sendable (SignalView) -> Bool)?
         let handler: @Sendable (Message) -> Void
+
+        init(rule: MatchRule, peek: (@Sendable (SignalView) -> Bool)?, handler: @escaping @Sendable (Message) -> Void) {
+            self.rule = rule
+            self.peek = peek
+            self.handler = handler
+        }
     }
     struct RuleState: Sendable {
         var count = 0
@@ -55,16 +63,23 @@ extension ConnectionCore {
     /// Subscribers with a `peek` see the signal in place first; the `Message` is decoded only
     /// when a subscriber still needs it.
     func dispatchSignal(_ raw: RawMessage) {
-        let interface = LibDBus.interface(raw)
-        let member = LibDBus.member(raw)
-        let path = LibDBus.path(raw)
+        let path = LibDBus.path(raw, reusing: ownerLastSignalPath)
+        ownerLastSignalPath = path
         var candidates: [SignalTable.Subscriber] = []
         var owners: [String: String] = [:]
+        // Set when the header's interface and member are those of the last lookup, compared in
+        // place: the candidates then match them (no Strings made for them).
+        var headerMatched = false
+        var interface: String?
+        var member: String?
         signals.withLock { table in
             guard !table.buckets.isEmpty else { return }
-            if let last = table.lastLookup, last.interface == interface, last.member == member {
+            if let last = table.lastLookup, LibDBus.hasHeader(raw, interface: last.interface, member: last.member) {
                 candidates = last.candidates
+                headerMatched = true
             } else {
+                interface = LibDBus.interface(raw)
+                member = LibDBus.member(raw)
                 for shape in 0..<8 where table.shapeCounts[shape] > 0 {
                     if (shape & 4 != 0 && interface == nil) || (shape & 2 != 0 && member == nil) || (shape & 1 != 0 && path == nil) {
                         continue
@@ -83,13 +98,21 @@ extension ConnectionCore {
         guard !candidates.isEmpty else { return }
         let sender = LibDBus.sender(raw)
         let objectPath = path.map { ObjectPath(unchecked: $0) }
-        var firstString: String??
         var message: Message?
         for s in candidates {
-            if s.rule.arg0 != nil, firstString == nil { firstString = .some(LibDBus.firstString(raw)) }
-            guard s.rule.matchesLocally(interface: interface, member: member, path: objectPath, arg0: firstString ?? nil) else { continue }
+            // A cached lookup's candidates were filed under this interface and member (or a
+            // wildcard for them), and none of them fixes a path.
+            if !headerMatched {
+                if let i = s.rule.interface, i != interface { continue }
+                if let m = s.rule.member, m != member { continue }
+                if let p = s.rule.path, p != objectPath { continue }
+            }
+            if let namespace = s.rule.pathNamespace {
+                guard let objectPath, objectPath.isDescendant(of: namespace) else { continue }
+            }
+            if let arg0 = s.rule.arg0, !LibDBus.firstStringEquals(raw, arg0) { continue }
             if let ruleSender = s.rule.sender, ruleSender != sender {
-                if ruleSender.hasPrefix(":") { continue }
+                if ruleSender.utf8.first == UInt8(ascii: ":") { continue }
                 if let owner = owners[ruleSender], owner != sender { continue }
                 if ruleSender == "org.freedesktop.DBus" { continue }
             }
