@@ -113,6 +113,9 @@ struct CentralBusTests {
         #expect(await h.error(hr, "org.bluez.GattCharacteristic1", "StopNotify")
                 == DBusRemoteError(name: "org.bluez.Error.Failed", message: "No notify session started"))
         try await h.call(device, "org.bluez.Device1", "Disconnect")
+        // Disconnect is answered before the GATT objects go (as bluetoothd answers before
+        // Connected=false): the call after it must wait for their removal.
+        _ = try await h.waitSignal("GATT objects removed") { isRemoved($0, hr) }
         #expect(await h.error(hr, "org.bluez.GattCharacteristic1", "StartNotify")?.name == "org.freedesktop.DBus.Error.UnknownObject")
     }
 
