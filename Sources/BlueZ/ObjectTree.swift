@@ -78,11 +78,16 @@ public final class ObjectTree: Sendable {
         mutating func writePendingValues() {
             guard valuesPending else { return }
             valuesPending = false
-            for i in valueRoutes.indices {
-                guard let bytes = valueRoutes.values[i].pending else { continue }
-                valueRoutes.values[i].pending = nil
-                let value = DBusValue.array(element: .byte, bytes.withUnsafeBytes { $0.map { DBusValue.byte($0) } })
-                storedObjects[valueRoutes.keys[i]]?[GattCharacteristic1.interface]?["Value"] = value
+            // Walked by index (not `indices`, which would share the storage and make the first
+            // change copy the dictionary).
+            var i = valueRoutes.startIndex
+            while i != valueRoutes.endIndex {
+                if let bytes = valueRoutes.values[i].pending {
+                    valueRoutes.values[i].pending = nil
+                    let value = DBusValue.array(element: .byte, bytes.withUnsafeBytes { $0.map { DBusValue.byte($0) } })
+                    storedObjects[valueRoutes.keys[i]]?[GattCharacteristic1.interface]?["Value"] = value
+                }
+                valueRoutes.formIndex(after: &i)
             }
         }
     }
