@@ -18,13 +18,15 @@ extension ObjectTree {
     public func observeValue(at path: ObjectPath, _ handler: @escaping @Sendable (Data) -> Void) -> ObjectTreeObservation {
         let id = state.withLock { s -> Int in
             s.nextID += 1
-            s.valueRoutes[path, default: []].append((s.nextID, handler))
+            s.valueRoutes[path, default: ValueRoute()].handlers.append((s.nextID, handler))
             return s.nextID
         }
         return ObjectTreeObservation { [weak self] in
             self?.state.withLock { s in
-                s.valueRoutes[path]?.removeAll { $0.id == id }
-                if s.valueRoutes[path]?.isEmpty == true { s.valueRoutes.removeValue(forKey: path) }
+                // The route's bytes go to the cache before the route does.
+                s.writePendingValues()
+                s.valueRoutes[path]?.handlers.removeAll { $0.id == id }
+                if s.valueRoutes[path]?.handlers.isEmpty == true { s.valueRoutes.removeValue(forKey: path) }
             }
         }
     }
@@ -40,24 +42,29 @@ extension ObjectTree {
         guard let data = view.onlyChangedBytes(interface: GattCharacteristic1.interface, property: "Value"),
               let path = view.path else { return receivedSingleChange(view) }
         let sender = view.sender
-        // The cache's form of the value, built before taking the lock.
-        let value = DBusValue.array(element: .byte, data.withUnsafeBytes { bytes in bytes.map { DBusValue.byte($0) } })
         let handlers = state.withLock { s -> [(id: Int, handler: ValueHandler)]? in
-            guard let routes = s.valueRoutes[path], s.status.loaded, let owner = s.status.owner,
-                  sender == nil || sender == owner else { return nil }
-            // Nil when the object or interface is unknown (the generic path ignores the signal).
-            guard let replaced = s.objects[path]?[GattCharacteristic1.interface]?.replace("Value", with: value) else { return nil }
-            if let old = replaced.previous, !old.hasSameType(as: value) {
-                // A property never changes type (see `received(_:)`): the generic path rejects it.
-                s.objects[path]?[GattCharacteristic1.interface]?["Value"] = old
-                return nil
+            guard s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner,
+                  let slot = s.valueRoutes.index(forKey: path) else { return nil }
+            if s.valueRoutes.values[slot].pending == nil {
+                // The first change since the cache was last read or changed: the checks of the
+                // generic path. Nil when the object or interface is unknown (it ignores the
+                // signal), or when `Value` has another type (a property never changes type, see
+                // `apply`: it rejects the change). Later changes replace the pending bytes,
+                // since nothing can have changed the cache in between.
+                guard let properties = s.storedObjects[path]?[GattCharacteristic1.interface] else { return nil }
+                if let old = properties["Value"], !old.hasSameType(as: Self.byteArray) { return nil }
+                s.valuesPending = true
             }
-            return routes
+            s.valueRoutes.values[slot].pending = data
+            return s.valueRoutes.values[slot].handlers
         }
         guard let handlers else { return false }
         for route in handlers { route.handler(data) }
         return true
     }
+
+    /// The type of a characteristic's `Value` (`ay`), for the route's type check.
+    static let byteArray = DBusValue.array(element: .byte, [])
 
     /// A PropertiesChanged that changes one property with a basic value (an RSSI update, a
     /// `Connected` or `Notifying` flip, …) and invalidates nothing: read in place into the

@@ -39,7 +39,9 @@ public final class ObjectTree: Sendable {
 
     struct State {
         var status = Status()
-        var objects: [ObjectPath: InterfaceProperties] = [:]
+        /// The objects as last written; read and change them through ``objects``, which first
+        /// writes the routed values still held by `valueRoutes` (``writePendingValues()``).
+        var storedObjects: [ObjectPath: InterfaceProperties] = [:]
         var generation = 0
         var treeObservers: [Int: Handler] = [:]
         var pathObservers: [ObjectPath: [Int: Handler]] = [:]
@@ -48,13 +50,55 @@ public final class ObjectTree: Sendable {
         /// Every observer of an event about a path (tree, exact and subtree observers), computed
         /// on the path's first event and reused until an observer comes or goes; bounded.
         var routes: [ObjectPath: [Handler]] = [:]
-        /// Handlers of lone `Value` changes per characteristic path (``observeValue(at:_:)``).
-        var valueRoutes: [ObjectPath: [(id: Int, handler: ValueHandler)]] = [:]
+        /// Handlers of lone `Value` changes per characteristic path (``observeValue(at:_:)``),
+        /// each with the bytes of its latest change while they are not yet in `storedObjects`.
+        var valueRoutes: [ObjectPath: ValueRoute] = [:]
+        /// Whether some value route holds bytes not yet written to `storedObjects`.
+        var valuesPending = false
         /// Handlers of lone changes of one property, on any object (``observeProperty(_:of:_:)``).
         var propertyRoutes: [PropertyRouteKey: [(id: Int, handler: PropertyHandler)]] = [:]
 
         /// Forgets the computed routes (an observer was added or removed).
         mutating func observersChanged() { routes.removeAll(keepingCapacity: true) }
+
+        /// Every object and its interfaces, up to date: the routed `Value` bytes are written
+        /// into the cache (as `ay` values) before any read or change of it.
+        var objects: [ObjectPath: InterfaceProperties] {
+            mutating get {
+                writePendingValues()
+                return storedObjects
+            }
+            _modify {
+                writePendingValues()
+                yield &storedObjects
+            }
+        }
+
+        /// Writes the bytes the value routes hold into the cached `Value` properties.
+        mutating func writePendingValues() {
+            guard valuesPending else { return }
+            valuesPending = false
+            // Walked by index (not `indices`, which would share the storage and make the first
+            // change copy the dictionary).
+            var i = valueRoutes.startIndex
+            while i != valueRoutes.endIndex {
+                if let bytes = valueRoutes.values[i].pending {
+                    valueRoutes.values[i].pending = nil
+                    let value = DBusValue.array(element: .byte, bytes.withUnsafeBytes { $0.map { DBusValue.byte($0) } })
+                    storedObjects[valueRoutes.keys[i]]?[GattCharacteristic1.interface]?["Value"] = value
+                }
+                valueRoutes.formIndex(after: &i)
+            }
+        }
+    }
+
+    /// The value handlers of one characteristic and its latest routed bytes.
+    struct ValueRoute {
+        var handlers: [(id: Int, handler: ValueHandler)] = []
+        /// The bytes of the latest routed change, not yet in the cache. Only set while the cache
+        /// has the characteristic's interface with no `Value` or an `ay` one, and the cache has
+        /// not been read or changed since (every access writes them first).
+        var pending: Data?
     }
 
     /// The most paths whose observers are remembered before the route cache starts over.

@@ -24,20 +24,26 @@ public struct SignalView {
     /// `interface` whose only change is `property`, holding an array of bytes (`ay`), and that
     /// invalidates nothing: the bytes, read straight from the message. Nil for any other shape.
     public func onlyChangedBytes(interface: String, property: String) -> Data? {
-        guard LibDBus.hasSignature(raw, "sa{sv}as") else { return nil }
+        // The signature fixes every type but the variant's, so only the variant's type, the
+        // array lengths (one change, nothing invalidated) and the two names are queried.
+        guard LibDBus.hasSignature(raw, literal: "sa{sv}as") else { return nil }
         var body = RawIter()
-        guard LibDBus.initRead(raw, &body), LibDBus.stringEquals(&body, interface), LibDBus.next(&body) else { return nil }
+        guard LibDBus.initRead(raw, &body), LibDBus.knownStringEquals(&body, interface) else { return nil }
+        _ = LibDBus.next(&body)
         var changed = RawIter()
         LibDBus.recurse(&body, &changed)
+        // An empty `a{sv}` has no entry (its iterator is past the end).
         guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
         var entry = RawIter()
         LibDBus.recurse(&changed, &entry)
-        guard LibDBus.stringEquals(&entry, property), LibDBus.next(&entry) else { return nil }
+        guard LibDBus.knownStringEquals(&entry, property) else { return nil }
+        _ = LibDBus.next(&entry)
         var variant = RawIter()
         LibDBus.recurse(&entry, &variant)
         guard LibDBus.argType(&variant) == LibDBus.typeArray, LibDBus.elementType(&variant) == LibDBus.typeByte else { return nil }
         // Exactly one change, no invalidated property.
-        guard !LibDBus.next(&changed), LibDBus.next(&body) else { return nil }
+        guard !LibDBus.next(&changed) else { return nil }
+        _ = LibDBus.next(&body)
         var invalidated = RawIter()
         LibDBus.recurse(&body, &invalidated)
         guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }

@@ -76,4 +76,42 @@ struct ObjectTreeValueRouteTests {
         #expect(h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Value"]
             == .array(element: .byte, [.byte(7), .byte(7)]))
     }
+
+    @Test("the routed bytes are what every read of the tree returns, also after other changes and after the route ends")
+    func routedBytesReadBack() async throws {
+        let h = try await TreeHarness.start()
+        defer { h.stop() }
+        let path = try await notifyingCharacteristic(h)
+        let values = Collector<Data>()
+        let route = h.tree.observeValue(at: path) { values.append($0) }
+        defer { route.cancel() }
+        let sent = Data((0..<20).map { UInt8($0 * 7) })
+        let expected = DBusValue.array(element: .byte, sent.map { .byte($0) })
+
+        h.simulator.notify(peripheral: "C0:FF:EE:00:00:01", characteristic: Self.dataUUID, value: Data([1]))
+        h.simulator.notify(peripheral: "C0:FF:EE:00:00:01", characteristic: Self.dataUUID, value: sent)
+        _ = try await values.wait(for: 2, timeout: .seconds(5))
+        #expect(h.tree.interfaces(at: path)?[GattCharacteristic1.interface]?["Value"] == expected)
+        #expect(h.tree.objects[path]?[GattCharacteristic1.interface]?["Value"] == expected)
+        #expect(h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Value"] == expected)
+
+        // Another property of the same object changes (through the generic path): the value stays.
+        try await h.call(path, GattCharacteristic1.interface, "StopNotify")
+        try await h.waitUntil("not notifying") {
+            h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Notifying"] == .bool(false)
+        }
+        #expect(h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Value"] == expected)
+
+        // A change routed after a read, then the route cancelled before the next read.
+        try await h.call(path, GattCharacteristic1.interface, "StartNotify")
+        try await h.waitUntil("notifying again") {
+            h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Notifying"] == .bool(true)
+        }
+        h.simulator.notify(peripheral: "C0:FF:EE:00:00:01", characteristic: Self.dataUUID, value: Data([9, 8]))
+        _ = try await values.wait(for: 3, timeout: .seconds(5))
+        route.cancel()
+        #expect(h.tree.properties(at: path, interface: GattCharacteristic1.interface)?["Value"]
+            == .array(element: .byte, [.byte(9), .byte(8)]))
+        #expect(values.items == [Data([1]), sent, Data([9, 8])])
+    }
 }

@@ -280,6 +280,12 @@ enum LibDBus {
     static func destination(_ m: RawMessage) -> String? { dbus_message_get_destination(m).map { String(cString: $0) } }
     static func sender(_ m: RawMessage) -> String? { dbus_message_get_sender(m).map { String(cString: $0) } }
     static func hasSignature(_ m: RawMessage, _ signature: String) -> Bool { dbus_message_has_signature(m, signature) != 0 }
+    /// ``hasSignature(_:_:)`` for a literal, passed to libdbus without bridging a String.
+    static func hasSignature(_ m: RawMessage, literal signature: StaticString) -> Bool {
+        signature.withUTF8Buffer { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { dbus_message_has_signature(m, $0.baseAddress) != 0 }
+        }
+    }
     static func isSignal(_ m: RawMessage, interface: String, member: String) -> Bool {
         dbus_message_is_signal(m, interface, member) != 0
     }
@@ -356,6 +362,13 @@ enum LibDBus {
     static func stringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
         let t = argType(iter)
         guard t == typeString || t == typeObjectPath else { return false }
+        var p: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(iter, &p)
+        return cStringEquals(p, text)
+    }
+    /// ``stringEquals(_:_:)`` for an iterator that the message's signature already puts on a
+    /// string or object path (no type query).
+    static func knownStringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(iter, &p)
         return cStringEquals(p, text)

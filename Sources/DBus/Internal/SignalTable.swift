@@ -37,14 +37,18 @@ struct SignalTable: Sendable {
     /// subscriber with a fixed path could match that interface and member; kept until the
     /// buckets change. Consecutive signals of one kind (a notification burst, a scan storm) are
     /// matched without hashing their header strings.
-    var lastLookup: (interface: String?, member: String?, candidates: [Subscriber])?
+    /// `owners` holds each candidate's `owners[rule.sender]` at the time of the lookup (empty
+    /// when no name is tracked); the cache is dropped when `owners` changes.
+    var lastLookup: (interface: String?, member: String?, candidates: [Subscriber], owners: [String?])?
     /// Subscribers per key shape (which of interface, member, path the key fixes, see
     /// ``shape(_:)``): a signal is looked up only under the shapes in use, not all 8.
     var shapeCounts = [Int](repeating: 0, count: 8)
     var rules: [String: RuleState] = [:]
     var nextID = 1
     /// Well-known name → current unique owner, for names used as a `sender` in a rule.
-    var owners: [String: String] = [:]
+    var owners: [String: String] = [:] {
+        didSet { lastLookup = nil }
+    }
     /// Well-known names being tracked for `owners`, with reference counts.
     var trackedNames: [String: Int] = [:]
 
@@ -66,7 +70,9 @@ extension ConnectionCore {
         let path = LibDBus.path(raw, reusing: ownerLastSignalPath)
         ownerLastSignalPath = path
         var candidates: [SignalTable.Subscriber] = []
-        var owners: [String: String] = [:]
+        // The current owner of each candidate's rule sender (parallel to `candidates`; empty
+        // when no well-known name is tracked).
+        var owners: [String?] = []
         // Set when the header's interface and member are those of the last lookup, compared in
         // place: the candidates then match them (no Strings made for them).
         var headerMatched = false
@@ -76,6 +82,7 @@ extension ConnectionCore {
             guard !table.buckets.isEmpty else { return }
             if let last = table.lastLookup, LibDBus.hasHeader(raw, interface: last.interface, member: last.member) {
                 candidates = last.candidates
+                owners = last.owners
                 headerMatched = true
             } else {
                 interface = LibDBus.interface(raw)
@@ -91,15 +98,17 @@ extension ConnectionCore {
                 let pathDependent = table.buckets.keys.contains { key in
                     key.path != nil && (key.interface == nil || key.interface == interface) && (key.member == nil || key.member == member)
                 }
-                if !pathDependent { table.lastLookup = (interface, member, candidates) }
+                if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) {
+                    owners = candidates.map { s in s.rule.sender.flatMap { table.owners[$0] } }
+                }
+                if !pathDependent { table.lastLookup = (interface, member, candidates, owners) }
             }
-            if !table.owners.isEmpty, candidates.contains(where: { $0.rule.sender != nil }) { owners = table.owners }
         }
         guard !candidates.isEmpty else { return }
         let sender = LibDBus.sender(raw)
         let objectPath = path.map { ObjectPath(unchecked: $0) }
         var message: Message?
-        for s in candidates {
+        for (index, s) in candidates.enumerated() {
             // A cached lookup's candidates were filed under this interface and member (or a
             // wildcard for them), and none of them fixes a path.
             if !headerMatched {
@@ -113,7 +122,7 @@ extension ConnectionCore {
             if let arg0 = s.rule.arg0, !LibDBus.firstStringEquals(raw, arg0) { continue }
             if let ruleSender = s.rule.sender, ruleSender != sender {
                 if ruleSender.utf8.first == UInt8(ascii: ":") { continue }
-                if let owner = owners[ruleSender], owner != sender { continue }
+                if !owners.isEmpty, let owner = owners[index], owner != sender { continue }
                 if ruleSender == "org.freedesktop.DBus" { continue }
             }
             if let peek = s.peek, peek(SignalView(raw: raw, path: objectPath, sender: sender)) { continue }

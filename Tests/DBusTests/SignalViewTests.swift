@@ -1,0 +1,48 @@
+// SignalView: reading a PropertiesChanged in place.
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Signals read in place")
+struct SignalViewTests {
+    static let interface = "org.bluez.GattCharacteristic1"
+
+    static func bytes(_ values: [UInt8]) -> DBusValue { .array(element: .byte, values.map { .byte($0) }) }
+
+    @Test("onlyChangedBytes takes a lone byte-array change with nothing invalidated, and no other shape")
+    func onlyChangedBytesShapes() async throws {
+        try await withTestBus { bus in
+            let emitter = try bus.connect()
+            let listener = try bus.connect()
+            let read = Collector<Data?>()
+            let rule = MatchRule(sender: emitter.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+            let subscription = listener.subscribe(rule: rule, peek: { view in
+                read.append(view.onlyChangedBytes(interface: Self.interface, property: "Value"))
+                return true
+            }, { _ in })
+            defer { subscription.cancel() }
+            try await Task.sleep(for: .milliseconds(100))
+
+            let path: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010/char0011"
+            let cases: [(interface: String, changed: [String: DBusValue], invalidated: [String], expected: Data?)] = [
+                (Self.interface, ["Value": Self.bytes([1, 2, 3])], [], Data([1, 2, 3])),
+                (Self.interface, ["Value": Self.bytes([])], [], Data()),
+                (Self.interface, ["Value": Self.bytes([4]), "Notifying": .bool(true)], [], nil),
+                (Self.interface, ["Value": Self.bytes([5])], ["Flags"], nil),
+                (Self.interface, [:], [], nil),
+                (Self.interface, [:], ["Value"], nil),
+                (Self.interface, ["Notifying": .bool(false)], [], nil),
+                (Self.interface, ["Value": .string("text")], [], nil),
+                (Self.interface, ["Value": .array(element: .int32, [.int32(1)])], [], nil),
+                ("org.bluez.GattDescriptor1", ["Value": Self.bytes([6])], [], nil),
+                (Self.interface, ["Value": Self.bytes([7, 8])], [], Data([7, 8])),
+            ]
+            for c in cases {
+                try emitter.emitPropertiesChanged(path: path, interface: c.interface, changed: c.changed, invalidated: c.invalidated)
+            }
+            let items = try await read.wait(for: cases.count, timeout: .seconds(10))
+            #expect(items == cases.map(\.expected))
+        }
+    }
+}
