@@ -24,32 +24,14 @@ public struct SignalView {
     /// `interface` whose only change is `property`, holding an array of bytes (`ay`), and that
     /// invalidates nothing: the bytes, read straight from the message. Nil for any other shape.
     public func onlyChangedBytes(interface: String, property: String) -> Data? {
-        // The signature fixes every type but the variant's, so only the variant's type, the
-        // array lengths (one change, nothing invalidated) and the two names are queried.
-        guard LibDBus.hasSignature(raw, literal: "sa{sv}as") else { return nil }
-        var body = RawIter()
-        guard LibDBus.initRead(raw, &body), LibDBus.knownStringEquals(&body, interface) else { return nil }
-        _ = LibDBus.next(&body)
-        var changed = RawIter()
-        LibDBus.recurse(&body, &changed)
-        // An empty `a{sv}` has no entry (its iterator is past the end).
-        guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
-        var entry = RawIter()
-        LibDBus.recurse(&changed, &entry)
-        guard LibDBus.knownStringEquals(&entry, property) else { return nil }
-        _ = LibDBus.next(&entry)
-        var variant = RawIter()
-        LibDBus.recurse(&entry, &variant)
-        guard LibDBus.argType(&variant) == LibDBus.typeArray, LibDBus.elementType(&variant) == LibDBus.typeByte else { return nil }
-        // Exactly one change, no invalidated property.
-        guard !LibDBus.next(&changed) else { return nil }
-        _ = LibDBus.next(&body)
-        var invalidated = RawIter()
-        LibDBus.recurse(&body, &invalidated)
-        guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }
-        var bytes = RawIter()
-        LibDBus.recurse(&variant, &bytes)
-        return LibDBus.data(&bytes)
+        loneChange(interface: { LibDBus.knownStringEquals($0, interface) },
+                   name: { LibDBus.knownStringEquals($0, property) },
+                   value: { variant in
+                       guard LibDBus.argType(variant) == LibDBus.typeArray, LibDBus.elementType(variant) == LibDBus.typeByte else { return nil }
+                       var bytes = RawIter()
+                       LibDBus.recurse(variant, &bytes)
+                       return LibDBus.data(&bytes)
+                   })
     }
 
     /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
@@ -57,25 +39,44 @@ public struct SignalView {
     /// path) and invalidates nothing: the interface, the property's name and its value (the
     /// variant unwrapped). Nil for any other shape.
     public func onlyChangedBasicProperty() -> (interface: String, name: String, value: DBusValue)? {
-        guard LibDBus.hasSignature(raw, "sa{sv}as") else { return nil }
+        var interface = ""
+        var name = ""
+        guard let value = loneChange(interface: { interface = LibDBus.string($0); return true },
+                                     name: { name = LibDBus.string($0); return true },
+                                     value: { Marshaling.readBasic($0) }) else { return nil }
+        return (interface, name, value)
+    }
+
+    /// The walk both readers share: a PropertiesChanged body (`sa{sv}as`) with exactly one
+    /// change and nothing invalidated. `interface` and `name` look at the two names (false: not
+    /// wanted), `value` reads the variant's content (nil: not wanted). The signature fixes every
+    /// type but the variant's, so only the variant's type, the array lengths and the names are
+    /// queried; the cheap rejections (the names) come first.
+    @inline(__always)
+    private func loneChange<V>(interface: (UnsafeMutablePointer<RawIter>) -> Bool,
+                               name: (UnsafeMutablePointer<RawIter>) -> Bool,
+                               value: (UnsafeMutablePointer<RawIter>) -> V?) -> V? {
+        guard LibDBus.hasSignature(raw, literal: "sa{sv}as") else { return nil }
         var body = RawIter()
-        guard LibDBus.initRead(raw, &body) else { return nil }
-        let interface = LibDBus.string(&body)
-        guard LibDBus.next(&body) else { return nil }
+        guard LibDBus.initRead(raw, &body), interface(&body) else { return nil }
+        _ = LibDBus.next(&body)
         var changed = RawIter()
         LibDBus.recurse(&body, &changed)
+        // An empty `a{sv}` has no entry (its iterator is past the end).
         guard LibDBus.argType(&changed) == LibDBus.typeDictEntry else { return nil }
         var entry = RawIter()
         LibDBus.recurse(&changed, &entry)
-        let name = LibDBus.string(&entry)
-        guard LibDBus.next(&entry) else { return nil }
+        guard name(&entry) else { return nil }
+        _ = LibDBus.next(&entry)
         var variant = RawIter()
         LibDBus.recurse(&entry, &variant)
-        guard let value = Marshaling.readBasic(&variant) else { return nil }
-        guard !LibDBus.next(&changed), LibDBus.next(&body) else { return nil }
+        guard let result = value(&variant) else { return nil }
+        // Exactly one change, no invalidated property.
+        guard !LibDBus.next(&changed) else { return nil }
+        _ = LibDBus.next(&body)
         var invalidated = RawIter()
         LibDBus.recurse(&body, &invalidated)
         guard LibDBus.argType(&invalidated) == LibDBus.typeInvalid else { return nil }
-        return (interface, name, value)
+        return result
     }
 }

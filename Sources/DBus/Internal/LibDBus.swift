@@ -279,8 +279,8 @@ enum LibDBus {
     static func errorName(_ m: RawMessage) -> String? { dbus_message_get_error_name(m).map { String(cString: $0) } }
     static func destination(_ m: RawMessage) -> String? { dbus_message_get_destination(m).map { String(cString: $0) } }
     static func sender(_ m: RawMessage) -> String? { dbus_message_get_sender(m).map { String(cString: $0) } }
-    static func hasSignature(_ m: RawMessage, _ signature: String) -> Bool { dbus_message_has_signature(m, signature) != 0 }
-    /// ``hasSignature(_:_:)`` for a literal, passed to libdbus without bridging a String.
+    /// Whether the message's signature is the literal `signature` (passed to libdbus without
+    /// bridging a String).
     static func hasSignature(_ m: RawMessage, literal signature: StaticString) -> Bool {
         signature.withUTF8Buffer { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { dbus_message_has_signature(m, $0.baseAddress) != 0 }
@@ -358,16 +358,8 @@ enum LibDBus {
         guard let p, n > 0 else { return Data() }
         return Data(bytes: p, count: Int(n))
     }
-    /// Whether the string (or object path) under the iterator equals `text`, without making a String.
-    static func stringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
-        let t = argType(iter)
-        guard t == typeString || t == typeObjectPath else { return false }
-        var p: UnsafePointer<CChar>? = nil
-        dbus_message_iter_get_basic(iter, &p)
-        return cStringEquals(p, text)
-    }
-    /// ``stringEquals(_:_:)`` for an iterator that the message's signature already puts on a
-    /// string or object path (no type query).
+    /// Whether the string under the iterator equals `text`, without making a String; the caller
+    /// knows (from the signature or a type query) that the iterator is on a string or object path.
     static func knownStringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(iter, &p)
@@ -377,7 +369,7 @@ enum LibDBus {
     static func firstStringEquals(_ m: RawMessage, _ text: String) -> Bool {
         var iter = RawIter()
         guard initRead(m, &iter), argType(&iter) == typeString else { return false }
-        return stringEquals(&iter, text)
+        return knownStringEquals(&iter, text)
     }
     /// Whether the interface and member header fields are `interface` and `member` (nil: the
     /// field is absent), compared in place without making Strings.
@@ -393,12 +385,6 @@ enum LibDBus {
                 return strncmp(p, base, t.count) == 0 && p[t.count] == 0
             }
         }
-    }
-    /// The first argument when it is a string, nil otherwise.
-    static func firstString(_ m: RawMessage) -> String? {
-        var iter = RawIter()
-        guard initRead(m, &iter), argType(&iter) == typeString else { return nil }
-        return string(&iter)
     }
     /// The signature of the value under the iterator (for a container, its full type).
     static func currentSignature(_ iter: UnsafeMutablePointer<RawIter>) -> String {
