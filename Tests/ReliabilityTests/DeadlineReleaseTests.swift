@@ -37,9 +37,7 @@ struct DeadlineReleaseTests {
     func failedDiscoveryReleased() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, _, events) = try await rig.ready(a)
+        let (_, p, _, events) = try await rig.readyTag()
         let released = try await { () async throws -> WeakReference<Future<Peripheral>> in
             // A service the device does not have: the wait stays pending until the link drops.
             let waiting = p.discoverServices(["180D"], timeout: Self.deadline)

@@ -39,9 +39,7 @@ struct ErrorKindTests {
     func ownConnectionClosed() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         let data = try need(service.characteristic(accData), "data")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))

@@ -36,9 +36,7 @@ struct GattCacheReliabilityTests {
     func staleCacheAfterFirmwareChange() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, service, events) = try await rig.ready(a, disconnectRetries: 3)
+        let (a, p, service, events) = try await rig.readyTag(disconnectRetries: 3)
         let oldPeriod = try need(service.characteristic(accPeriod), "period")
         let oldData = try need(service.characteristic(accData), "data")
         _ = try await oldPeriod.read().value

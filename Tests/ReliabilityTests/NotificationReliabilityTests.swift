@@ -20,9 +20,7 @@ struct NotificationReliabilityTests {
     func slowAsyncConsumer() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (a, _, service, _) = try await rig.readyTag()
         let data = try need(service.characteristic(accData), "data")
         let capacity = 64
         let stream = data.receiveNotificationUpdates(capacity: capacity)
@@ -66,9 +64,7 @@ struct NotificationReliabilityTests {
     func slowCallbackConsumer() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (a, _, service, _) = try await rig.readyTag()
         let data = try need(service.characteristic(accData), "data")
         let slow = QueueContext(queue: DispatchQueue(label: "slow-consumer"))
         let received = Collector<Int>()
@@ -96,9 +92,7 @@ struct NotificationReliabilityTests {
     func notificationsAfterRepeatedReconnects() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, service, events) = try await rig.ready(a, disconnectRetries: 10)
+        let (a, p, service, events) = try await rig.readyTag(disconnectRetries: 10)
         let data = try need(service.characteristic(accData), "data")
         let received = Collector<Int>()
         let ended = Collector<String>()

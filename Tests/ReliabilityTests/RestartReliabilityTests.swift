@@ -90,9 +90,7 @@ struct RestartReliabilityTests {
     func poweredOffMidConnection() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, service, events) = try await rig.ready(a, disconnectRetries: 3)
+        let (_, p, service, events) = try await rig.readyTag(disconnectRetries: 3)
         let period = try need(service.characteristic(accPeriod), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let read = period.read(timeout: .seconds(30))
@@ -121,9 +119,7 @@ struct RestartReliabilityTests {
     func adapterRemovedMidConnection() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, events) = try await rig.ready(a, disconnectRetries: 3)
+        let (_, _, service, events) = try await rig.readyTag(disconnectRetries: 3)
         let period = try need(service.characteristic(accPeriod), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let read = period.read(timeout: .seconds(30))

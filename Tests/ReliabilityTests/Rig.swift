@@ -18,6 +18,17 @@ func tag(_ address: String, extraServiceFirst: Bool = false, dataUUID: BLEUUID =
     simulatedSensorTag(address, extraServiceFirst: extraServiceFirst, dataUUID: dataUUID)
 }
 
+extension CentralRig {
+    /// One simulated SensorTag at the first of ``addresses(_:block:)``, discovered, connected
+    /// and its accelerometer service discovered (``CentralRig/ready(_:disconnectRetries:)``).
+    func readyTag(disconnectRetries: Int = 0) async throws -> (address: String, peripheral: Peripheral, service: Service, events: Events) {
+        let a = addresses(1)[0]
+        simulator.add(tag(a))
+        let (p, service, events) = try await ready(a, disconnectRetries: disconnectRetries)
+        return (a, p, service, events)
+    }
+}
+
 /// How soon "at once" must be: far below the 20–30 s timeouts of the operations it is checked
 /// against, with room for a loaded 2-core machine or a sanitizer build.
 let promptly: Duration = .seconds(8)

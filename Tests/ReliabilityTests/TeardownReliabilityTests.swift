@@ -49,9 +49,7 @@ struct TeardownReliabilityTests {
     func closeConnectionWithPendingCalls() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let reads = (0..<5).map { _ in period.read(timeout: .seconds(30)) }
@@ -116,9 +114,7 @@ struct TeardownReliabilityTests {
     func concurrentUse() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, service, _) = try await rig.ready(a, disconnectRetries: 1_000)
+        let (a, p, service, _) = try await rig.readyTag(disconnectRetries: 1_000)
         let period = try need(service.characteristic(accPeriod), "period")
         let data = try need(service.characteristic(accData), "data")
         let completed = try await withDeadline(.seconds(40), "400 operations") {

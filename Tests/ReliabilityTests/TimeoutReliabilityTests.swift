@@ -14,9 +14,7 @@ struct TimeoutReliabilityTests {
     func everyCallTimesOutAtItsDeadline() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (p, service, events) = try await rig.ready(a)
+        let (_, p, service, events) = try await rig.readyTag()
         let data = try need(service.characteristic(accData), "data")
         let period = try need(service.characteristic(accPeriod), "period")
         let ccc = try need(data.descriptor("2902"), "CCC")
@@ -57,9 +55,7 @@ struct TimeoutReliabilityTests {
     func lateRepliesIgnored() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         let enabled = try need(service.characteristic(accEnabled), "enabled")
         // ReadValue answered after 400 ms, to a caller that gave up after 100 ms.
@@ -86,9 +82,7 @@ struct TimeoutReliabilityTests {
     func queuedReadsBehindAStuckCall() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
-        let (_, service, _) = try await rig.ready(a)
+        let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let reads = (0..<50).map { _ in period.read(timeout: .milliseconds(20)) }
