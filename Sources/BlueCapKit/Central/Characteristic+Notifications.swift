@@ -17,7 +17,7 @@ extension Characteristic {
         guard flags.contains("notify") || flags.contains("indicate") else {
             return failed(promise, .notSupported, operation, "Flags \(flags) have neither notify nor indicate")
         }
-        guard peripheral.linkIsUp else { return failed(promise, peripheral.linkDownKind, operation) }
+        if let down = peripheral.linkDown { return failed(promise, down, operation) }
         self.state.withLock { $0.resubscribe = resubscribeOnReconnect }
         // Open the update stream now: notifications arriving before the app subscribes are kept.
         _ = receiveNotificationUpdates()

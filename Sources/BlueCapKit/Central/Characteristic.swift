@@ -124,7 +124,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     public func read(timeout: Duration = .seconds(10)) -> Future<Characteristic> {
         let operation = "Characteristic.read (org.bluez.GattCharacteristic1.ReadValue)"
         let promise = Promise<Characteristic>()
-        guard peripheral.linkIsUp else { return failed(promise, peripheral.linkDownKind, operation) }
+        if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, start: { [self] finish in
             if let stale = replacedError(operation) {
@@ -150,7 +150,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     public func write(data: Data, timeout: Duration = .seconds(10), type: WriteType = .withResponse) -> Future<Characteristic> {
         let operation = "Characteristic.write (org.bluez.GattCharacteristic1.WriteValue)"
         let promise = Promise<Characteristic>()
-        guard peripheral.linkIsUp else { return failed(promise, peripheral.linkDownKind, operation) }
+        if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
             if let stale = replacedError(operation) {

@@ -35,8 +35,8 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
     public func read(timeout: Duration = .seconds(10)) -> Future<Descriptor> {
         let operation = "Descriptor.read (org.bluez.GattDescriptor1.ReadValue)"
         let promise = Promise<Descriptor>()
-        guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: self.path.rawValue))
+        if let down = peripheral.linkDown {
+            promise.failure(PeripheralError(kind: down, operation: operation, path: self.path.rawValue))
             return promise.future
         }
         let proxy = self.proxy
@@ -59,8 +59,8 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
     public func write(data: Data, timeout: Duration = .seconds(10)) -> Future<Descriptor> {
         let operation = "Descriptor.write (org.bluez.GattDescriptor1.WriteValue)"
         let promise = Promise<Descriptor>()
-        guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: self.path.rawValue))
+        if let down = peripheral.linkDown {
+            promise.failure(PeripheralError(kind: down, operation: operation, path: self.path.rawValue))
             return promise.future
         }
         let proxy = self.proxy

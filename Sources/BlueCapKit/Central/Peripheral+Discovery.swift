@@ -24,8 +24,8 @@ extension Peripheral {
     public func discoverServices(_ uuids: [BLEUUID]? = nil, timeout: Duration = .seconds(15)) -> Future<Peripheral> {
         let operation = "Peripheral.discoverServices (Device1.ServicesResolved)"
         let promise = Promise<Peripheral>()
-        guard linkIsUp else {
-            promise.failure(PeripheralError(kind: linkDownKind, operation: operation, path: identifier))
+        if let down = linkDown {
+            promise.failure(PeripheralError(kind: down, operation: operation, path: identifier))
             return promise.future
         }
         let missing: @Sendable () -> [BLEUUID]? = { [weak self] in
@@ -113,9 +113,12 @@ extension Peripheral {
     /// Whether the link is up as far as we know.
     var linkIsUp: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
 
-    /// Why an operation cannot start while the link is not up: ``PeripheralError/Kind/terminated``
-    /// after ``terminate()``, else ``PeripheralError/Kind/notConnected``.
-    var linkDownKind: PeripheralError.Kind { state.withLock { $0.terminated ? .terminated : .notConnected } }
+    /// Why an operation cannot start, nil while the link is up (``linkIsUp``), read under one
+    /// lock: ``PeripheralError/Kind/terminated`` after ``terminate()``, else
+    /// ``PeripheralError/Kind/notConnected``.
+    var linkDown: PeripheralError.Kind? {
+        state.withLock { s in s.terminated ? .terminated : (s.linkIsUp ? nil : .notConnected) }
+    }
 
     /// Restarts notifications that were on when the link dropped (after a reconnection).
     func resubscribeNotifications() {

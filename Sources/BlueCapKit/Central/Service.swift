@@ -39,8 +39,8 @@ public final class Service: Sendable, Hashable, CustomStringConvertible {
     public func discoverCharacteristics(_ uuids: [BLEUUID]? = nil, timeout: Duration = .seconds(10)) -> Future<Service> {
         let operation = "Service.discoverCharacteristics (org.bluez.GattCharacteristic1 objects)"
         let promise = Promise<Service>()
-        guard peripheral.linkIsUp else {
-            promise.failure(PeripheralError(kind: peripheral.linkDownKind, operation: operation, path: path.rawValue))
+        if let down = peripheral.linkDown {
+            promise.failure(PeripheralError(kind: down, operation: operation, path: path.rawValue))
             return promise.future
         }
         let missing: @Sendable () -> [BLEUUID] = { [weak self] in
