@@ -127,12 +127,9 @@ extension VM {
     /// it is connected to, the peripheral's side included; a disconnection in the middle of it is
     /// what can make bluetoothd 5.66 stall (README lesson 17).
     static func servicesResolved(_ connection: Connection, adapter: String, address: String, timeout: Duration) async -> Bool {
-        guard let path = try? ObjectPath("/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")) else { return false }
+        guard let path = try? ObjectPath(devicePath(adapter, address)) else { return false }
         let resolved = try? await recheck(connection, timeout: timeout) { () async -> Bool? in
-            let reply = try? await connection.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties",
-                                                   member: "Get", arguments: [.string("org.bluez.Device1"), .string("ServicesResolved")],
-                                                   timeout: answerTimeout)
-            if case .bool(true)? = reply?.body.first?.unwrapped { return true }
+            if case .bool(true)? = try? await property(connection, path, "org.bluez.Device1", "ServicesResolved") { return true }
             return nil
         }
         return resolved == true

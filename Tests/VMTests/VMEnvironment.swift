@@ -24,17 +24,22 @@ enum VM {
 
     // MARK: - org.bluez helpers
 
-    /// `org.freedesktop.DBus.Properties.Get(org.bluez.Adapter1, name)` on `/org/bluez/<adapter>`.
-    static func adapterProperty(_ connection: Connection, _ adapter: String, _ name: String) async throws -> DBusValue? {
-        let reply = try await connection.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(adapter)"),
+    /// bluetoothd's object path for the device at `address` on `adapter`.
+    static func devicePath(_ adapter: String, _ address: String) -> String {
+        "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
+    }
+
+    /// `org.freedesktop.DBus.Properties.Get(interface, name)` on an org.bluez object.
+    static func property(_ connection: Connection, _ path: ObjectPath, _ interface: String, _ name: String) async throws -> DBusValue? {
+        let reply = try await connection.call(destination: "org.bluez", path: path,
                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                              arguments: [.string("org.bluez.Adapter1"), .string(name)], timeout: answerTimeout)
+                                              arguments: [.string(interface), .string(name)], timeout: answerTimeout)
         return reply.body.first?.unwrapped
     }
 
     /// The adapter's address (`Adapter1.Address`).
     static func address(_ connection: Connection, _ adapter: String) async throws -> String {
-        guard case .string(let a)? = try await adapterProperty(connection, adapter, "Address") else {
+        guard case .string(let a)? = try await property(connection, try ObjectPath("/org/bluez/\(adapter)"), "org.bluez.Adapter1", "Address") else {
             throw VMTestError("no Address on \(adapter)")
         }
         return a

@@ -79,7 +79,7 @@ final class Pair: Sendable {
     /// see the report), else the first one a scan for the accelerometer service finds.
     func discover(_ address: String? = nil, timeout: Duration = .seconds(30)) async throws -> Peripheral {
         let wanted = address ?? peripheralAddress
-        let known = "/org/bluez/\(VM.centralAdapter)/dev_" + wanted.replacingOccurrences(of: ":", with: "_")
+        let known = VM.devicePath(VM.centralAdapter, wanted)
         if let p = central.retrievePeripherals(withIdentifiers: [known]).first { return p }
         let found = Collector<Peripheral>()
         central.startScanning(forServiceUUIDs: [Accelerometer.uuid]).onSuccess(context: .immediate) { p in
