@@ -98,12 +98,10 @@ public final class BlueZSimulator: @unchecked Sendable {
     /// first, then to the new connection.
     func takeName(timeout: Duration = .seconds(5)) async throws {
         let released = NameRelease()
-        let watch = connection.subscribe(rule: MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
-                                                         member: "NameOwnerChanged", arg0: Self.busName)) { m in
-            if m.body.count == 3, case .string(let new) = m.body[2], new.isEmpty { released.fire() }
-        }
+        // Its match rule and GetNameOwner go out before the RequestName below (one connection's
+        // messages reach the daemon in order), so no release can be missed.
+        let watch = connection.watchNameOwner(Self.busName) { owner in if owner == nil { released.fire() } }
         defer { watch.cancel() }
-        try await watch.established()
         var reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
         if reply == .exists, await released.wait(timeout: timeout) {
             reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])

@@ -5,8 +5,9 @@ import Synchronization
 
 // MARK: - NameRelease
 
-/// Fired by a `NameOwnerChanged` whose new owner is empty; ``wait(timeout:)`` returns true once
-/// it fired (before or during the wait), false when `timeout` passed first. Used by
+/// Fired when the name is seen without an owner (a name-owner watch reporting nil);
+/// ``wait(timeout:)`` returns true once it fired (before or during the wait), false when
+/// `timeout` passed first. Used by
 /// ``BlueZSimulator/restart()``: the daemon releases the old connection's name only when it has
 /// processed that connection's close, which can come after the new connection's request.
 final class NameRelease: Sendable {
