@@ -350,26 +350,18 @@ enum LibDBus {
         guard let p, n > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: Int(n)))
     }
-    /// A byte array under the iterator (`get_fixed_array`), copied into `Data` (inline when small).
-    static func data(_ iter: UnsafeMutablePointer<RawIter>) -> Data {
-        var p: UnsafeRawPointer? = nil
-        var n: Int32 = 0
-        dbus_message_iter_get_fixed_array(iter, &p, &n)
-        guard let p, n > 0 else { return Data() }
-        return Data(bytes: p, count: Int(n))
-    }
-    /// Whether the string under the iterator equals `text`, without making a String; the caller
-    /// knows (from the signature or a type query) that the iterator is on a string or object path.
-    static func knownStringEquals(_ iter: UnsafeMutablePointer<RawIter>, _ text: String) -> Bool {
-        var p: UnsafePointer<CChar>? = nil
-        dbus_message_iter_get_basic(iter, &p)
-        return cStringEquals(p, text)
-    }
     /// Whether the first argument is a string equal to `text`, without making a String.
     static func firstStringEquals(_ m: RawMessage, _ text: String) -> Bool {
+        cStringEquals(firstArgumentString(m), text)
+    }
+    /// The first argument when it is a string: libdbus's pointer into the message body (valid
+    /// while the message lives).
+    static func firstArgumentString(_ m: RawMessage) -> UnsafePointer<CChar>? {
         var iter = RawIter()
-        guard initRead(m, &iter), argType(&iter) == typeString else { return false }
-        return knownStringEquals(&iter, text)
+        guard initRead(m, &iter), argType(&iter) == typeString else { return nil }
+        var p: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &p)
+        return p
     }
     /// Whether the interface and member header fields are `interface` and `member` (nil: the
     /// field is absent), compared in place without making Strings.

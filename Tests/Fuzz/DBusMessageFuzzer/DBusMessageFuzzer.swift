@@ -60,10 +60,13 @@ func decodeBody(_ m: Message) {
     _ = m.description
 }
 
-/// One input.
+/// One input. The in-place readers of a signal (``SignalView``) must agree with the decoded body.
 func fuzzMessage(_ bytes: UnsafeRawBufferPointer) {
     guard let m = DBusFuzzing.decode(messageBytes: bytes) else { return }
     decodeBody(m)
+    if let mismatch = DBusFuzzing.inPlaceReaderMismatch(messageBytes: bytes) {
+        fatalError("SignalView's in-place reading differs from the decoded message: \(mismatch)")
+    }
 }
 
 // MARK: - Entry points

@@ -47,6 +47,12 @@ enum SeedCorpus {
         out.append(("properties-changed-value", try DBusFuzzing.encodeSignal(
             path: char, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             arguments: [.string("org.bluez.GattCharacteristic1"), .properties(["Value": bytes([1, 2, 3])]), .array(element: .string, [])])))
+        out.append(("properties-changed-lone-rssi", try DBusFuzzing.encodeSignal(
+            path: device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string("org.bluez.Device1"), .properties(["RSSI": .int16(-61)]), .array(element: .string, [])])))
+        out.append(("properties-changed-lone-alias", try DBusFuzzing.encodeSignal(
+            path: device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string("org.bluez.Device1"), .properties(["Alias": .string("Sensor")]), .array(element: .string, [])])))
         let objects: DBusValue = .dict(key: .objectPath, value: .dict(key: .string, value: .dict(key: .string, value: .variant)), [
             .init(.objectPath("/org/bluez/hci0"), ifaces("org.bluez.Adapter1", adapterProps)),
             .init(.objectPath(device), ifaces("org.bluez.Device1", deviceProps)),
