@@ -1,6 +1,8 @@
 """Profiles one client on one workload with `perf record -g` (CPU after "ready" only).
 
-    python profile.py <peer> <notify|acquire|read> [--count N] [--inflight K] [--out FILE]
+    python profile.py <peer> <notify|acquire|read|scan> [--count N] [--inflight K] [--seconds S] [--out FILE]
+
+`scan` profiles the P3 storm (1,000 devices x 10 RSSI updates/s) for `--seconds` (10).
 
 Prints the top of `perf report --no-children` (self time by symbol).
 """
@@ -24,15 +26,21 @@ def main():
     p.add_argument("workload")
     p.add_argument("--count", type=int, default=50_000)
     p.add_argument("--inflight", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--out", default="/tmp/bluecap-bench.perf")
     args = p.parse_args()
     peers = Peers(ROOT, os.path.join(ROOT, ".build", "release"), os.path.join(ROOT, ".build", "bench", "baseline"), sys.executable)
     sim = Simulator(os.path.join(ROOT, ".build", "release", "bluez-sim"), os.path.join(ROOT, "Benchmarks", "scenario.json"))
     perf = {}
     try:
-        uuid = UUID_INDICATE if args.workload == "notify" else UUID_CHAR
-        (path,) = sim.setup([DEVICE], uuid)
-        argv = peers.command(args.peer, args.workload, [DEVICE], [path], count=args.count, inflight=args.inflight, uuid=uuid)
+        if args.workload == "scan":
+            sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+            sim.control("StartRSSIStorm", "ud", [1000, 10.0])
+            argv = peers.command(args.peer, "scan", [], [], seconds=args.seconds)
+        else:
+            uuid = UUID_INDICATE if args.workload == "notify" else UUID_CHAR
+            (path,) = sim.setup([DEVICE], uuid)
+            argv = peers.command(args.peer, args.workload, [DEVICE], [path], count=args.count, inflight=args.inflight, uuid=uuid)
 
         def on_ready(pid):
             perf["p"] = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", args.out, "-p", str(pid)],
