@@ -59,13 +59,16 @@ def summarize(samples, metrics, baseline="baseline"):
 
 def advertiser(sim, peer, devices):
     """SimpleBLE only uses devices its scan reported, and a connected device does not advertise:
-    while a simplepyble client starts, the devices' RSSI changes (an advertising report)."""
+    while a simplepyble client starts, the devices' RSSI changes (an advertising report). The
+    step is 10 dBm: bluetoothd (and bluez-sim) only update Device1.RSSI, and so only emit the
+    PropertiesChanged SimpleBLE's scan reacts to, when it moves by RSSI_THRESHOLD (8 dBm) or more
+    (src/device.c, device_set_rssi_with_delta)."""
     if peer != "simplepyble":
         return None
     state = {"rssi": -40}
 
     def nudge():
-        state["rssi"] = -41 if state["rssi"] == -40 else -40
+        state["rssi"] = -50 if state["rssi"] == -40 else -40
         for d in devices:
             sim.control("SetRSSI", "sn", [d, state["rssi"]])
     return nudge
