@@ -166,6 +166,8 @@ def p2(sim, peers, chars, runs, count, names):
                     r["rate"] = r["count"] / r["seconds"]
                     r["cpu_us"] = r["cpu_s"] / r["count"] * 1e6
                     extra = f", p50 {r['p50_us']:.0f} us, p99 {r['p99_us']:.0f} us" if "p50_us" in r else ""
+                    if r.get("lost_replies"):
+                        extra += f", {r['lost_replies']} replies lost (30 s each)"
                     log(f"    {peer:24s} {r['rate']:8.0f} reads/s, {r['cpu_us']:6.1f} us CPU each{extra}")
                     return r
 

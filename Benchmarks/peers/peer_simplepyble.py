@@ -96,20 +96,37 @@ def notify(args):
 
 def read(args):
     p = connect(args.address)[0]
+    lost = [0]
+    lost_lock = threading.Lock()
+
+    def read_value():
+        # ReadValue goes through the same SimpleDBus call as StartDiscovery (see scan_start): a
+        # reply its event thread dispatches before the notify is set is lost and the read ends
+        # after 30 s in "D-Bus call timed out". The read is made again, the wait stays in the
+        # figure, and the result says how many replies were lost.
+        while True:
+            try:
+                return p.read(args.service, args.uuid)
+            except RuntimeError as e:
+                if "timed out" not in str(e):
+                    raise
+                with lost_lock:
+                    lost[0] += 1
+
     emit("ready")
     start = time.monotonic()
     if args.inflight <= 1:
         latencies, total = [], 0
         for _ in range(args.count):
             t0 = time.monotonic()
-            total += sum(p.read(args.service, args.uuid))
+            total += sum(read_value())
             latencies.append(time.monotonic() - t0)
-        return latency_result(start, total, latencies)
+        return dict(latency_result(start, total, latencies), lost_replies=lost[0])
     sums = [0] * args.inflight
 
     def worker(i, n):
         for _ in range(n):
-            sums[i] += sum(p.read(args.service, args.uuid))
+            sums[i] += sum(read_value())
 
     share = shares(args.count, args.inflight)
     threads = [threading.Thread(target=worker, args=(i, n)) for i, n in enumerate(share)]
@@ -117,7 +134,7 @@ def read(args):
         t.start()
     for t in threads:
         t.join()
-    return {"count": args.count, "seconds": time.monotonic() - start, "checksum": sum(sums)}
+    return {"count": args.count, "seconds": time.monotonic() - start, "checksum": sum(sums), "lost_replies": lost[0]}
 
 
 def scan(args):
