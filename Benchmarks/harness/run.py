@@ -59,13 +59,16 @@ def summarize(samples, metrics, baseline="baseline"):
 
 def advertiser(sim, peer, devices):
     """SimpleBLE only uses devices its scan reported, and a connected device does not advertise:
-    while a simplepyble client starts, the devices' RSSI changes (an advertising report)."""
+    while a simplepyble client starts, the devices' RSSI changes (an advertising report). The
+    step is 10 dBm: bluetoothd (and bluez-sim) only update Device1.RSSI, and so only emit the
+    PropertiesChanged SimpleBLE's scan reacts to, when it moves by RSSI_THRESHOLD (8 dBm) or more
+    (src/device.c, device_set_rssi_with_delta)."""
     if peer != "simplepyble":
         return None
     state = {"rssi": -40}
 
     def nudge():
-        state["rssi"] = -41 if state["rssi"] == -40 else -40
+        state["rssi"] = -50 if state["rssi"] == -40 else -40
         for d in devices:
             sim.control("SetRSSI", "sn", [d, state["rssi"]])
     return nudge
@@ -163,6 +166,8 @@ def p2(sim, peers, chars, runs, count, names):
                     r["rate"] = r["count"] / r["seconds"]
                     r["cpu_us"] = r["cpu_s"] / r["count"] * 1e6
                     extra = f", p50 {r['p50_us']:.0f} us, p99 {r['p99_us']:.0f} us" if "p50_us" in r else ""
+                    if r.get("lost_replies"):
+                        extra += f", {r['lost_replies']} replies lost (30 s each)"
                     log(f"    {peer:24s} {r['rate']:8.0f} reads/s, {r['cpu_us']:6.1f} us CPU each{extra}")
                     return r
 

@@ -29,14 +29,36 @@ def adapter():
     return adapters[0]
 
 
+def scan_start(a):
+    """Adapter.scan_start, tried a second time when its StartDiscovery reply was lost.
+
+    SimpleDBus (SimpleBLE 1.2.0's D-Bus layer) can lose a method reply: Connection::send_with_reply
+    sends the call, then sets the pending call's notify function; when its own event thread has
+    already dispatched the reply in between, the call is complete, the notify never runs and the
+    caller waits out its 30 s timeout ("D-Bus call timed out"). BlueZ did start the discovery
+    session: stop it, then start again.
+    """
+    try:
+        a.scan_start()
+    except RuntimeError as e:
+        if "timed out" not in str(e):
+            raise
+        try:
+            a.scan_stop()
+        except RuntimeError:
+            pass
+        a.scan_start()
+
+
 def connect(addresses):
     a = adapter()
     wanted = {x.upper() for x in addresses}
-    # The harness keeps the devices connected: SimpleBLE lists them without a scan (a connected
-    # device does not advertise, so a scan would not report it).
-    found = {p.address().upper(): p for p in a.get_connected_peripherals() if p.address().upper() in wanted}
-    if len(found) == len(wanted):
-        return [found[x.upper()] for x in addresses]
+    # The harness keeps the devices connected, but SimpleBLE 1.2.0 cannot list them: its Linux
+    # backend does not implement get_connected_peripherals() (AdapterLinux has no override, so
+    # AdapterBase's returns an empty list) and it builds a Peripheral only for a device whose
+    # Device1 object changes while its own scan runs. So the scan must see each device: the
+    # harness moves the devices' RSSI by 10 dBm every 200 ms until this client is ready.
+    found = {}
     done = threading.Event()
 
     def on_found(p):
@@ -46,7 +68,7 @@ def connect(addresses):
                 done.set()
 
     a.set_callback_on_scan_found(on_found)
-    a.scan_start()
+    scan_start(a)
     done.wait(20)
     a.scan_stop()
     for p in a.scan_get_results():
@@ -74,20 +96,37 @@ def notify(args):
 
 def read(args):
     p = connect(args.address)[0]
+    lost = [0]
+    lost_lock = threading.Lock()
+
+    def read_value():
+        # ReadValue goes through the same SimpleDBus call as StartDiscovery (see scan_start): a
+        # reply its event thread dispatches before the notify is set is lost and the read ends
+        # after 30 s in "D-Bus call timed out". The read is made again, the wait stays in the
+        # figure, and the result says how many replies were lost.
+        while True:
+            try:
+                return p.read(args.service, args.uuid)
+            except RuntimeError as e:
+                if "timed out" not in str(e):
+                    raise
+                with lost_lock:
+                    lost[0] += 1
+
     emit("ready")
     start = time.monotonic()
     if args.inflight <= 1:
         latencies, total = [], 0
         for _ in range(args.count):
             t0 = time.monotonic()
-            total += sum(p.read(args.service, args.uuid))
+            total += sum(read_value())
             latencies.append(time.monotonic() - t0)
-        return latency_result(start, total, latencies)
+        return dict(latency_result(start, total, latencies), lost_replies=lost[0])
     sums = [0] * args.inflight
 
     def worker(i, n):
         for _ in range(n):
-            sums[i] += sum(p.read(args.service, args.uuid))
+            sums[i] += sum(read_value())
 
     share = shares(args.count, args.inflight)
     threads = [threading.Thread(target=worker, args=(i, n)) for i, n in enumerate(share)]
@@ -95,7 +134,7 @@ def read(args):
         t.start()
     for t in threads:
         t.join()
-    return {"count": args.count, "seconds": time.monotonic() - start, "checksum": sum(sums)}
+    return {"count": args.count, "seconds": time.monotonic() - start, "checksum": sum(sums), "lost_replies": lost[0]}
 
 
 def scan(args):
@@ -108,7 +147,7 @@ def scan(args):
 
     a.set_callback_on_scan_found(on_event)
     a.set_callback_on_scan_updated(on_event)
-    a.scan_start()
+    scan_start(a)
     emit("ready")
     time.sleep(args.seconds)
     return {"events": seen["events"], "devices": len(seen["devices"]), "seconds": args.seconds}
