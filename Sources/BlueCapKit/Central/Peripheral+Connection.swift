@@ -48,7 +48,7 @@ extension Peripheral {
         let promise = StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>(capacity: max(1, capacity))
         var session = ConnectSession(promise: promise, timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries,
                                      connectionTimeout: connectionTimeout)
-        let (previous, terminated, alreadyConnected) = state.withLock { s -> (ConnectSession?, Bool, Bool) in
+        let (previous, terminated, alreadyConnected) = changeSession { s -> (ConnectSession?, Bool, Bool) in
             if s.terminated { return (nil, true, false) }
             let previous = s.session
             // Attempt numbers go on across sessions: a timer or a Connect reply of an earlier
@@ -67,7 +67,6 @@ extension Peripheral {
         } else {
             startAttempt()
         }
-        settleAttemptTimer()
         return promise.stream
     }
 
@@ -86,7 +85,7 @@ extension Peripheral {
     /// Idempotent; a pending connection attempt is cancelled.
     public func disconnect() {
         enum Action { case none, disconnectLink, cancelAttempt(StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>) }
-        let action = state.withLock { s -> Action in
+        let action = changeSession { s -> Action in
             guard var session = s.session else { return s.properties.connected == true ? .disconnectLink : .none }
             switch session.phase {
             case .idle, .disconnecting:
@@ -103,7 +102,6 @@ extension Peripheral {
                 return .disconnectLink
             }
         }
-        settleAttemptTimer()
         let device = Device1(connection: connection, path: path)
         switch action {
         case .none:
@@ -130,7 +128,7 @@ extension Peripheral {
     /// Disconnects, forgets the peripheral (the manager no longer lists it), finishes the
     /// connection stream and fails every pending operation with `.terminated`. Never blocks.
     public func terminate() {
-        let (session, observation, wasConnected) = state.withLock { s -> (ConnectSession?, ObjectTreeObservation?, Bool) in
+        let (session, observation, wasConnected) = changeSession { s -> (ConnectSession?, ObjectTreeObservation?, Bool) in
             guard !s.terminated else { return (nil, nil, false) }
             s.terminated = true
             let session = s.session
@@ -140,7 +138,6 @@ extension Peripheral {
             return (session, o, s.properties.connected == true || session.map { $0.phase != .idle } ?? false)
         }
         observation?.cancel()
-        settleAttemptTimer()
         failPending(.terminated, message: "terminate() was called")
         let (chars, routes) = state.withLock { s -> ([Characteristic], [ObjectTreeObservation]) in
             let c = Array(s.characteristics.values)
@@ -162,7 +159,7 @@ extension Peripheral {
     // MARK: - State machine
 
     func startAttempt() {
-        let started = state.withLock { s -> (attempt: Int, timeout: Duration)? in
+        let started = changeSession { s -> (attempt: Int, timeout: Duration)? in
             guard !s.terminated, var session = s.session, session.phase == .idle else { return nil }
             session.attempt += 1
             session.phase = .connecting(attempt: session.attempt)
@@ -173,25 +170,29 @@ extension Peripheral {
         }
         guard let (attempt, timeout) = started else { return }
         let timer = after(timeout) { [weak self] in self?.connectTimedOut(attempt: attempt) }
-        let replaced = state.withLock { s -> ScheduledTask? in
+        // If the attempt has ended meanwhile, changeSession cancels this timer right away.
+        let replaced = changeSession { s -> ScheduledTask? in
             let replaced = s.attemptTimer?.task
             s.attemptTimer = (attempt, timer)
             return replaced
         }
         replaced?.cancel()
-        settleAttemptTimer()  // the attempt may have ended already
         sendConnect(attempt: attempt, timeout: timeout)
     }
 
-    /// Cancels the connection attempt's timer once that attempt is over (connected, failed,
-    /// timed out, cancelled, terminated), so it does not wait for its deadline.
-    func settleAttemptTimer() {
-        let ended = state.withLock { s -> ScheduledTask? in
-            guard let timer = s.attemptTimer, s.session?.phase != .connecting(attempt: timer.attempt) else { return nil }
+    /// Runs `body` on the state under its lock: every change of the connection session goes
+    /// through here. Afterwards, when the attempt the timer belongs to is over (connected,
+    /// failed, timed out, cancelled, terminated, replaced), the timer is taken out and cancelled
+    /// outside the lock, so that it does not wait for its deadline.
+    func changeSession<R>(_ body: (inout State) -> R) -> R {
+        let (result, ended) = state.withLock { s -> (R, ScheduledTask?) in
+            let result = body(&s)
+            guard let timer = s.attemptTimer, s.session?.phase != .connecting(attempt: timer.attempt) else { return (result, nil) }
             s.attemptTimer = nil
-            return timer.task
+            return (result, timer.task)
         }
         ended?.cancel()
+        return result
     }
 
     private func sendConnect(attempt: Int, timeout: Duration) {
@@ -202,14 +203,13 @@ extension Peripheral {
     }
 
     private func connectTimedOut(attempt: Int) {
-        let event = state.withLock { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
+        let event = changeSession { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
             guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return nil }
             session.phase = .idle
             session.timeouts += 1
             s.session = session
             return (session.timeouts > session.timeoutRetries ? .giveUp : .timeout, session.promise)
         }
-        settleAttemptTimer()
         guard let (e, promise) = event else { return }
         BlueZLog.debug("\(identifier) connect attempt \(attempt) timed out")
         Device1(connection: connection, path: path).disconnect { _ in }  // cancels bluetoothd's pending connection
@@ -218,7 +218,7 @@ extension Peripheral {
 
     private func connectAnswered(attempt: Int, _ result: Result<Void, BlueZError>) {
         enum Next { case none, connected, retry(Duration, Duration), failed(BlueZError) }
-        let (next, promise) = state.withLock { s -> (Next, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
+        let (next, promise) = changeSession { s -> (Next, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
             guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return (.none, nil) }
             switch result {
             case .success:
@@ -236,7 +236,6 @@ extension Peripheral {
                 return (.failed(error), session.promise)
             }
         }
-        settleAttemptTimer()
         switch next {
         case .none: return
         case .connected: emitConnect(promise)
@@ -250,7 +249,7 @@ extension Peripheral {
 
     /// After a transient error's backoff: connected meanwhile → `.connect`; else `Connect` again.
     private func retryConnect(attempt: Int, timeout: Duration) {
-        let (stillConnecting, connected, promise) = state.withLock { s -> (Bool, Bool, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
+        let (stillConnecting, connected, promise) = changeSession { s -> (Bool, Bool, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
             guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return (false, false, nil) }
             if s.properties.connected == true {
                 session.phase = .connected
@@ -259,7 +258,6 @@ extension Peripheral {
             }
             return (true, false, session.promise)
         }
-        settleAttemptTimer()
         guard stillConnecting else { return }
         if connected { emitConnect(promise) } else { sendConnect(attempt: attempt, timeout: timeout) }
     }
@@ -273,13 +271,12 @@ extension Peripheral {
     /// `Device1.Connected` changed (owner thread).
     func connectedChanged(_ connected: Bool) {
         if connected {
-            let promise = state.withLock { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
+            let promise = changeSession { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
                 guard var session = s.session, case .connecting = session.phase else { return nil }
                 session.phase = .connected
                 s.session = session
                 return session.promise
             }
-            settleAttemptTimer()
             if let promise { emitConnect(promise) }
         } else {
             linkLost(serviceGone: false)
@@ -289,13 +286,12 @@ extension Peripheral {
     /// The device object went away (bluetoothd restarted, device removed).
     func deviceRemoved() {
         let serviceGone = tree.status.owner == nil
-        let failedAttempt = state.withLock { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
+        let failedAttempt = changeSession { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
             guard var session = s.session, case .connecting = session.phase else { return nil }
             session.phase = .idle
             s.session = session
             return session.promise
         }
-        settleAttemptTimer()
         if let failedAttempt {
             failedAttempt.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
                                                   operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
@@ -306,7 +302,7 @@ extension Peripheral {
 
     /// The link is down: yields `.forceDisconnect`, `.disconnect` or `.giveUp`; fails pending work.
     func linkLost(serviceGone: Bool) {
-        let result = state.withLock { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
+        let result = changeSession { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
             guard var session = s.session, session.phase == .connected || session.phase == .disconnecting else { return nil }
             let event: ConnectionEvent
             if session.forced {
