@@ -23,7 +23,7 @@ struct LoneChange {
     let interface: UnsafeRawBufferPointer
     /// The changed property's name.
     let name: UnsafeRawBufferPointer
-    /// The variant's type code (a basic type) or `a` for a byte array.
+    /// The variant's type code (a basic type) or `LibDBus.typeArray` for a byte array.
     let typeCode: UInt8
     /// Where the value starts (aligned for its type; for a byte array, at its length word).
     private let valueOffset: Int
@@ -57,8 +57,8 @@ struct LoneChange {
         let signature = UnsafeRawBufferPointer(start: body + offset + 1, count: signatureLength)
         offset += 1 + signatureLength + 1
         let valueEnd: Int
-        if signatureLength == 2, signature[0] == UInt8(ascii: "a"), signature[1] == UInt8(ascii: "y") {
-            typeCode = UInt8(ascii: "a")
+        if signatureLength == 2, signature[0] == LibDBus.typeArray, signature[1] == LibDBus.typeByte {
+            typeCode = LibDBus.typeArray
             valueOffset = Self.aligned(offset, 4)
             valueEnd = valueOffset + 4 + Int(Self.uint32(body, valueOffset))
         } else if signatureLength == 1, let size = Self.basicSize(signature[0]) {
@@ -76,7 +76,7 @@ struct LoneChange {
 
     /// The byte array's bytes (nil when the value is not a byte array).
     var bytes: Data? {
-        guard typeCode == UInt8(ascii: "a") else { return nil }
+        guard typeCode == LibDBus.typeArray else { return nil }
         let count = Int(Self.uint32(body, valueOffset))
         return count == 0 ? Data() : Data(bytes: body + valueOffset + 4, count: count)
     }
@@ -84,17 +84,17 @@ struct LoneChange {
     /// The basic value (nil when the value is a byte array).
     var basicValue: DBusValue? {
         switch typeCode {
-        case UInt8(ascii: "y"): return .byte(body.load(fromByteOffset: valueOffset, as: UInt8.self))
-        case UInt8(ascii: "b"): return .bool(Self.uint32(body, valueOffset) != 0)
-        case UInt8(ascii: "n"): return .int16(Int16(bitPattern: fixed(UInt16.self)))
-        case UInt8(ascii: "q"): return .uint16(fixed(UInt16.self))
-        case UInt8(ascii: "i"): return .int32(Int32(bitPattern: fixed(UInt32.self)))
-        case UInt8(ascii: "u"): return .uint32(fixed(UInt32.self))
-        case UInt8(ascii: "x"): return .int64(Int64(bitPattern: fixed(UInt64.self)))
-        case UInt8(ascii: "t"): return .uint64(fixed(UInt64.self))
-        case UInt8(ascii: "d"): return .double(Double(bitPattern: fixed(UInt64.self)))
-        case UInt8(ascii: "s"): return .string(text(at: valueOffset))
-        case UInt8(ascii: "o"): return .objectPath(ObjectPath(unchecked: text(at: valueOffset)))
+        case LibDBus.typeByte: return .byte(body.load(fromByteOffset: valueOffset, as: UInt8.self))
+        case LibDBus.typeBoolean: return .bool(Self.uint32(body, valueOffset) != 0)
+        case LibDBus.typeInt16: return .int16(Int16(bitPattern: fixed(UInt16.self)))
+        case LibDBus.typeUInt16: return .uint16(fixed(UInt16.self))
+        case LibDBus.typeInt32: return .int32(Int32(bitPattern: fixed(UInt32.self)))
+        case LibDBus.typeUInt32: return .uint32(fixed(UInt32.self))
+        case LibDBus.typeInt64: return .int64(Int64(bitPattern: fixed(UInt64.self)))
+        case LibDBus.typeUInt64: return .uint64(fixed(UInt64.self))
+        case LibDBus.typeDouble: return .double(Double(bitPattern: fixed(UInt64.self)))
+        case LibDBus.typeString: return .string(text(at: valueOffset))
+        case LibDBus.typeObjectPath: return .objectPath(ObjectPath(unchecked: text(at: valueOffset)))
         default: return nil
         }
     }
@@ -126,11 +126,11 @@ struct LoneChange {
     /// Alignment and size of a basic type (size nil: a string or object path, length-prefixed).
     private static func basicSize(_ code: UInt8) -> (alignment: Int, fixed: Int?)? {
         switch code {
-        case UInt8(ascii: "y"): (1, 1)
-        case UInt8(ascii: "n"), UInt8(ascii: "q"): (2, 2)
-        case UInt8(ascii: "b"), UInt8(ascii: "i"), UInt8(ascii: "u"): (4, 4)
-        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"): (8, 8)
-        case UInt8(ascii: "s"), UInt8(ascii: "o"): (4, nil)
+        case LibDBus.typeByte: (1, 1)
+        case LibDBus.typeInt16, LibDBus.typeUInt16: (2, 2)
+        case LibDBus.typeBoolean, LibDBus.typeInt32, LibDBus.typeUInt32: (4, 4)
+        case LibDBus.typeInt64, LibDBus.typeUInt64, LibDBus.typeDouble: (8, 8)
+        case LibDBus.typeString, LibDBus.typeObjectPath: (4, nil)
         default: nil
         }
     }

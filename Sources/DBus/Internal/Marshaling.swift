@@ -115,19 +115,6 @@ enum Marshaling {
         }
     }
 
-    /// The value under the iterator when it is a number, boolean, string or object path; nil
-    /// for anything else (containers, signatures, unix fds).
-    static func readBasic(_ iter: UnsafeMutablePointer<RawIter>) -> DBusValue? {
-        switch LibDBus.argType(iter) {
-        case LibDBus.typeByte, LibDBus.typeBoolean, LibDBus.typeInt16, LibDBus.typeUInt16, LibDBus.typeInt32,
-             LibDBus.typeUInt32, LibDBus.typeInt64, LibDBus.typeUInt64, LibDBus.typeDouble, LibDBus.typeString,
-             LibDBus.typeObjectPath:
-            return readOne(iter)
-        default:
-            return nil
-        }
-    }
-
     private static func readOne(_ iter: UnsafeMutablePointer<RawIter>) -> DBusValue? {
         let t = LibDBus.argType(iter)
         switch t {
