@@ -37,6 +37,20 @@ final class StreamSubscriber<T: Sendable>: Sendable {
         @usableFromInline var pending = RingBuffer<StreamEvent<T>>()
         @usableFromInline var isDraining = false
         @usableFromInline init() {}
+
+        /// Queues `event` (see ``StreamSubscriber/enqueue(_:)``) and claims the drain.
+        @inlinable
+        mutating func enqueue(_ event: StreamEvent<T>, limit: Int) -> Enqueued {
+            var dropped = false
+            if case .item = event {
+                dropped = pending.append(event, droppingOldestBeyond: limit)
+            } else {
+                pending.append(event)
+            }
+            let mustStart = !isDraining
+            isDraining = true
+            return Enqueued(dropped: dropped, mustStart: mustStart)
+        }
     }
 
     /// What ``enqueue(_:)`` did.
@@ -89,17 +103,7 @@ final class StreamSubscriber<T: Sendable>: Sendable {
     /// May be called with the stream's lock held (takes only this one's).
     @inlinable
     func enqueue(_ event: StreamEvent<T>) -> Enqueued {
-        state.withLock { state in
-            var dropped = false
-            if case .item = event {
-                dropped = state.pending.append(event, droppingOldestBeyond: limit)
-            } else {
-                state.pending.append(event)
-            }
-            let mustStart = !state.isDraining
-            state.isDraining = true
-            return Enqueued(dropped: dropped, mustStart: mustStart)
-        }
+        state.withLock { $0.enqueue(event, limit: limit) }
     }
 
     /// For a result to an immediate subscriber whose drain would start at once on the calling
@@ -116,10 +120,7 @@ final class StreamSubscriber<T: Sendable>: Sendable {
                 state.isDraining = true
                 return nil
             }
-            let dropped = state.pending.append(event, droppingOldestBeyond: limit)
-            let mustStart = !state.isDraining
-            state.isDraining = true
-            return Enqueued(dropped: dropped, mustStart: mustStart)
+            return state.enqueue(event, limit: limit)
         }
     }
 
