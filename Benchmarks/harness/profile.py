@@ -34,8 +34,7 @@ def main():
     perf = {}
     try:
         if args.workload == "scan":
-            sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-            sim.control("StartRSSIStorm", "ud", [1000, 10.0])
+            sim.start_storm(1000, 10)
             argv = peers.command(args.peer, "scan", [], [], seconds=args.seconds)
         else:
             uuid = UUID_INDICATE if args.workload == "notify" else UUID_CHAR

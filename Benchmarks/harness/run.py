@@ -189,8 +189,7 @@ def p3(sim_binary, peers, runs, seconds, devices, hz, names):
     samples = {}
     sim = Simulator(sim_binary, adapters=1)
     try:
-        sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
-        sim.control("StartRSSIStorm", "ud", [devices, float(hz)])
+        sim.start_storm(devices, hz)
         for run in range(runs):
             log(f"  P3 scan storm ({devices} devices x {hz} Hz, {seconds:g} s): run {run + 1}/{runs}")
             out = {}

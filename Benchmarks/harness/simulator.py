@@ -76,6 +76,12 @@ class Simulator:
     def control(self, member, signature="", body=()):
         return self.call(CONTROL_PATH, CONTROL, member, signature, body)
 
+    def start_storm(self, devices, hz):
+        """The P3 scan storm: a discovery session on hci0, then `devices` devices changing their
+        RSSI `hz` times a second each (stopped with `control("StopRSSIStorm")`)."""
+        self.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
+        self.control("StartRSSIStorm", "ud", [devices, float(hz)])
+
     # MARK: setup
 
     async def _wait_until(self, predicate, what):
