@@ -85,6 +85,13 @@ func characteristics(_ manager: CentralManager, _ o: ClientOptions) async throws
 
 // MARK: - Counting
 
+/// The sum of a value's bytes (the work every client does: touch the value), through a buffer
+/// pointer as the baseline sums libdbus's fixed array (Data's element iterator costs more than
+/// the sum itself).
+func byteSum(_ data: Data?) -> Int {
+    data?.withUnsafeBytes { bytes in bytes.reduce(0) { $0 &+ Int($1) } } ?? 0
+}
+
 /// Counts deliveries from any thread; `done` runs once when `target` is reached.
 final class Counter: Sendable {
     // Sendable through this mutex.
@@ -96,9 +103,7 @@ final class Counter: Sendable {
 
     func add(_ data: Data?) {
         let now = ContinuousClock.now
-        // Summed through a buffer pointer, as the baseline sums libdbus's fixed array
-        // (Data's element iterator costs more than the sum itself).
-        let sum = data?.withUnsafeBytes { bytes in bytes.reduce(0) { $0 &+ Int($1) } } ?? 0
+        let sum = byteSum(data)
         let reached = state.withLock { s -> Bool in
             s.count += 1
             s.sum &+= sum
@@ -240,7 +245,7 @@ final class Shared: Sendable {
     let seen = Mutex<Set<String>>([])
 
     func add(_ data: Data?) {
-        let s = data?.withUnsafeBytes { bytes in bytes.reduce(0) { $0 &+ Int($1) } } ?? 0
+        let s = byteSum(data)
         sum.wrappingAdd(s, ordering: .relaxed)
     }
 }
