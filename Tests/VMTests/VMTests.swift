@@ -307,6 +307,14 @@ struct RealBlueZTests {
             try await waitFor("central back to .poweredOn", centralStates, timeout: .seconds(60)) { Array($0.drop { $0 == .poweredOn }).last == .poweredOn }
             try await waitFor("peripheral back to .poweredOn", peripheralStates, timeout: .seconds(30)) { Array($0.drop { $0 == .poweredOn }).last == .poweredOn }
             print("vm: bluetoothd restarted: central states \(centralStates.items), peripheral states \(peripheralStates.items), events \(events.items), failures \(failures.items) after \(clock.now - killed)")
+            // The link from before the kill survives in the kernel: the restarted bluetoothd lists
+            // the device as connected until that link ends (its log: "disconnected, reason 3", a
+            // few seconds later). A reconnection before then finds the old link and loses it in
+            // the middle of service discovery: wait for it to go (at most 30 s).
+            let oldLinkGone = try await VM.recheck(pair.centralBus, timeout: .seconds(30)) { () async throws -> Bool? in
+                try await VM.snapshot(pair.centralBus).connected.isEmpty ? true : nil
+            }
+            print("vm: link from before the kill gone after the restart: \(oldLinkGone == true), \(clock.now - killed) after the kill")
 
             // The peripheral manager registered its application and advertisement again; the central
             // finds the device again and reconnects.
