@@ -3,7 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// The entry point of the central role: adapter state, scanning, and the peripherals found.
 ///
@@ -33,7 +33,7 @@ public final class CentralManager: Sendable {
         var observations: [ObjectTreeObservation] = []
         var lastState: ManagerState = .unknown
     }
-    let inner = Mutex(State())
+    let inner = Locked(State())
 
     /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
     /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.

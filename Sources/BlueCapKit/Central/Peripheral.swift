@@ -4,7 +4,7 @@ import DBus
 import Dispatch
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// A remote BLE peripheral: an `org.bluez.Device1` object under the manager's adapter.
 ///
@@ -55,7 +55,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var linkIsUp: Bool { properties.connected == true || session?.phase == .connected }
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(path: ObjectPath, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
          forget: @escaping @Sendable (Peripheral) -> Void) {
@@ -67,7 +67,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.forget = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.address = props.address ?? Peripheral.address(from: path)
-        state = Mutex(State(properties: props, lastRSSI: props.rssi))
+        state = Locked(State(properties: props, lastRSSI: props.rssi))
     }
 
     /// Starts following the device's objects (called once by the manager).

@@ -1,6 +1,6 @@
 // ManualScheduler: a test clock; timed work runs only when the test advances it.
 
-import Synchronization
+import Locking
 
 // MARK: - ManualScheduler
 
@@ -20,7 +20,7 @@ public final class ManualScheduler: SimulatorScheduler {
         var entries: [Int: Entry] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A clock at zero.
     public init() {}
