@@ -24,6 +24,8 @@ let package = Package(
         ),
         // Layer 0: the package's one lock (a pthread mutex ThreadSanitizer sees), used by every module.
         .target(name: "Locking", swiftSettings: strict),
+        // Layer 0: the one clock (system and manual) timing every deadline of the library and the simulator.
+        .target(name: "Timing", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 2: Swift over libdbus. The only module that imports CDBus.
         .target(name: "DBus", dependencies: ["CDBus", "Locking"], swiftSettings: strict),
         // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
@@ -31,9 +33,9 @@ let package = Package(
         // Layer 4: futures. Depends on nothing of ours but the lock.
         .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 5: the public API.
-        .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking"], swiftSettings: strict),
+        .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "Locking"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "Locking", "Timing"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(
@@ -51,6 +53,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "Locking"],
                 path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking"], swiftSettings: strict),
+        .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
