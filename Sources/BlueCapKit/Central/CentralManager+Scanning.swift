@@ -100,10 +100,12 @@ extension CentralManager {
         }
     }
 
-    /// SetDiscoveryFilter then StartDiscovery; reports devices already being heard.
+    /// SetDiscoveryFilter then StartDiscovery; reports devices already being heard. A scan
+    /// stopped (or replaced) before the filter's reply starts nothing: its StopDiscovery went out
+    /// already, and a StartDiscovery after it would leave bluetoothd discovering for nobody.
     private func beginDiscovery(_ adapter: Adapter1, session: ScanSession) {
         adapter.setDiscoveryFilter(session.filter) { [weak self] result in
-            guard let self else { return }
+            guard let self, self.inner.withLock({ $0.scan?.id == session.id }) else { return }
             if case .failure(let e) = result { return self.endScan(id: session.id, error: .scanFailed(e)) }
             adapter.startDiscovery { [weak self] result in
                 guard let self else { return }
