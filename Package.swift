@@ -29,7 +29,7 @@ let package = Package(
         // Layer 2: Swift over libdbus. The only module that imports CDBus.
         .target(name: "DBus", dependencies: ["CDBus", "Locking"], swiftSettings: strict),
         // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
-        .target(name: "BlueZ", dependencies: ["DBus", "Locking"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "Locking", "Timing"], swiftSettings: strict),
         // Layer 4: futures. Depends on nothing of ours but the lock.
         .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 5: the public API.

@@ -6,6 +6,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Locking
+import Timing
 
 // MARK: - Options
 
@@ -101,7 +102,7 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     private let completion: @Sendable (Result<Data?, BlueZError>) -> Void
     private let answered = Atomic<Bool>(false)
     /// The request timeout's timer, cancelled as soon as the request is answered.
-    private let deadline = Locked<(any DispatchSourceTimer)?>(nil)
+    private let deadline = Locked<ClockTask?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
          completion: @escaping @Sendable (Result<Data?, BlueZError>) -> Void) {
@@ -141,16 +142,11 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
 
     /// Fails the request with `Failed "timeout"` after `timeout` unless answered before; the
     /// timer is cancelled by the answer rather than left pending until the deadline.
-    func arm(timeout: Duration) {
-        deadline.withLock { slot in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
-            timer.setEventHandler { [weak self] in
-                self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
-            }
-            timer.activate()
-            slot = timer
+    func arm(timeout: Duration, clock: any TimerClock) {
+        let timer = clock.schedule(after: timeout) { [weak self] in
+            self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
         }
+        deadline.withLock { $0 = timer }
         // Answered before the timer was stored: nobody else will cancel it.
         if isAnswered { cancelDeadline() }
     }
@@ -181,15 +177,5 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
             return "WriteValue \(attribute) \(d.count) bytes offset \(options.offset)"
                 + (options.writeType.map { " (\($0.rawValue))" } ?? "")
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var nanoseconds: Int64 {
-        let (s, a) = components
-        let (m, o) = s.multipliedReportingOverflow(by: 1_000_000_000)
-        if o { return s < 0 ? .min : .max }
-        return m.addingReportingOverflow(a / 1_000_000_000).overflow ? .max : m + a / 1_000_000_000
     }
 }

@@ -4,6 +4,7 @@
 import DBus
 import Foundation
 import Locking
+import Timing
 
 // MARK: - Handlers
 
@@ -20,6 +21,8 @@ final class LocalAttribute: Sendable {
         var readHandler: GattRequestHandler?
         var writeHandler: GattRequestHandler?
         var requestTimeout: Duration
+        /// What times ``requestTimeout``.
+        var clock: any TimerClock = SystemClock.shared
         var export: ExportHandle?
     }
 
@@ -57,7 +60,7 @@ final class LocalAttribute: Sendable {
         do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
             return responder.fail(name: error.errorName, message: error.message)
         }
-        let (handler, timeout) = state.withLock { ($0.readHandler, $0.requestTimeout) }
+        let (handler, timeout, clock) = state.withLock { ($0.readHandler, $0.requestTimeout, $0.clock) }
         guard let handler else { return reply(read: nil, options: options, responder) }
         let request = GattServerRequest(operation: .read, attribute: path, options: options) { [self] result in
             switch result {
@@ -65,7 +68,7 @@ final class LocalAttribute: Sendable {
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)
             }
         }
-        request.arm(timeout: timeout)
+        request.arm(timeout: timeout, clock: clock)
         handler(request)
     }
 
@@ -94,7 +97,7 @@ final class LocalAttribute: Sendable {
         } catch {
             return responder.fail(name: "org.bluez.Error.InvalidArguments", message: "\(error)")
         }
-        let (stored, handler, timeout) = state.withLock { ($0.value, $0.writeHandler, $0.requestTimeout) }
+        let (stored, handler, timeout, clock) = state.withLock { ($0.value, $0.writeHandler, $0.requestTimeout, $0.clock) }
         guard options.offset <= stored.count else {
             return responder.fail(name: "org.bluez.Error.InvalidOffset",
                                   message: "offset \(options.offset) beyond the \(stored.count)-byte value")
@@ -114,7 +117,7 @@ final class LocalAttribute: Sendable {
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)
             }
         }
-        request.arm(timeout: timeout)
+        request.arm(timeout: timeout, clock: clock)
         handler(request)
     }
 
