@@ -37,12 +37,16 @@ let package = Package(
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "Locking", "Timing"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
-        // Examples.
+        // Examples: the code both programs share (the accelerometer central and peripheral, the
+        // console, option parsing, the simulated world), then the two programs.
+        .target(
+            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            path: "Examples/ExampleSupport", swiftSettings: strict),
         .executableTarget(
-            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/CentralScanner", swiftSettings: strict),
         .executableTarget(
-            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(

@@ -4,6 +4,7 @@ import BlueCapKit
 import DBus
 import Foundation
 import Futures
+import ExampleSupport
 
 enum PeripheralCommand {
     /// Runs until a signal (SignalTrap exits the process), or returns a failure status.

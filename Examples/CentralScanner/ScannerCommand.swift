@@ -7,6 +7,7 @@ import Futures
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import ExampleSupport
 #endif
 
 enum ScannerCommand {
