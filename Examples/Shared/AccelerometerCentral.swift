@@ -64,7 +64,7 @@ final class AccelerometerCentral: Sendable {
                 report("scanning", [("service", .string(uuid.uuidString))], text: "scanning for \(Accelerometer.name) \(uuid)")
                 return manager.startScanning(forServiceUUIDs: [uuid]).take(1)
             }
-            .flatMap { [self] peripheral -> FutureStream<(peripheral: Peripheral, connectionEvent: ConnectionEvent)> in
+            .flatMap { [self] peripheral -> FutureStream<ConnectionUpdate> in
                 manager.stopScanning()
                 state.withLock { $0.peripheral = peripheral; $0.attempt = 1 }
                 report("found", [("address", .string(peripheral.address)), ("name", .optional(peripheral.name)),
