@@ -78,11 +78,15 @@ final class CallbackRoute: Sendable {
     let token: CancelToken?
     @usableFromInline
     let tokenID: Int
+    /// Whether `context` is an ``ImmediateContext`` (the callback then runs on the trampoline).
+    @usableFromInline
+    let isImmediate: Bool
 
     @inlinable
     init(context: any ExecutionContext, token: CancelToken?, tokenID: Int) {
         self.context = context
         self.token = token
         self.tokenID = tokenID
+        self.isImmediate = type(of: context) == ImmediateContext.self
     }
 }
