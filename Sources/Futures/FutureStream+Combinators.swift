@@ -220,7 +220,7 @@ extension FutureStream {
 
     // MARK: Helpers
 
-    private func derive<M: Sendable>(
+    func derive<M: Sendable>(
         capacity: Int?,
         context: any ExecutionContext,
         token: CancelToken?,
