@@ -9,7 +9,9 @@ extension Future {
     /// this future is removed, so this future is abandoned if nothing else waits for it (see
     /// ``Promise/onAbandoned(_:)``): `stream.first().timeout(after:)` thus ends its
     /// subscription, and a scan behind it stops. If the returned future is abandoned itself,
-    /// the timer is cancelled and the callback removed the same way.
+    /// the timer is cancelled and the callback removed the same way. When the timer fires, the
+    /// callback is removed (and abandonment handlers that run at once have run) before the
+    /// returned future fails.
     /// - Parameter context: supplies the timer; pass a ``ManualContext`` for virtual time.
     public func timeout(
         after delay: Duration,
@@ -18,9 +20,11 @@ extension Future {
         let promise = Promise<T>()
         let route = Locked<CallbackRoute?>(nil)
         let timer = context.schedule(after: delay) { [weak self] in
-            guard promise.failure(FuturesError.timeout(after: delay)) else { return }
-            // Gave up waiting: release this future.
+            guard !promise.isCompleted else { return }
+            // Gives up waiting: releases this future first, so that whoever sees the timeout
+            // sees the work behind this future already told to stop (see onAbandoned).
             if let self, let pending = route.withLock({ $0 }) { self.dropInterest(pending) }
+            promise.failure(FuturesError.timeout(after: delay))
         }
         let registered = addRemovableCallback(context: .immediate, token: nil) { result in
             // Completed first: unschedule the timer so it stops holding the promise.

@@ -16,7 +16,8 @@
 /// later does not undo it).
 ///
 /// A promise deinitialised without being completed leaves its future pending forever; in DEBUG
-/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error.
+/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error,
+/// unless the future was abandoned.
 public final class Promise<T: Sendable>: Sendable {
     /// The future this promise completes.
     public let future: Future<T>
@@ -29,7 +30,8 @@ public final class Promise<T: Sendable>: Sendable {
 
     deinit {
         // A debugging aid (see FuturesDiagnostics): off in release builds unless BLUECAP_LOG=debug.
-        if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted {
+        // An abandoned future is left pending on purpose: nobody waits for it.
+        if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted, !future.isAbandoned {
             FuturesDiagnostics.reportUncompletedPromise(of: T.self)
         }
     }
