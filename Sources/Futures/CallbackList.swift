@@ -69,7 +69,8 @@ struct CallbackList<Element> {
 // MARK: - CallbackRoute
 
 /// Where and under which cancel token a future's callback runs, when that is not simply the
-/// immediate context without a token (which callbacks store as nil, allocating nothing).
+/// immediate context without a token (which callbacks store as nil, allocating nothing). Its
+/// identity also names a removable callback (see `Future.dropInterest(_:)`).
 @usableFromInline
 final class CallbackRoute: Sendable {
     @usableFromInline

@@ -241,6 +241,9 @@ public final class Future<T: Sendable>: Sendable {
         let callback = Callback(context: context, token: token, tokenID: tokenID, body: body)
         let completed = state.withLock { state -> Result<T, any Error>? in
             if let result = state.result { return result }
+            // Cancelled since `register`: its canceller found nothing to remove; adding the
+            // callback now would leave it waiting for good (and the future never abandoned).
+            if let token, token.isCancelled { return nil }
             state.callbacks.append(callback)
             mayHaveCallbacks.store(true, ordering: .relaxed)
             return nil
@@ -270,6 +273,9 @@ public final class Future<T: Sendable>: Sendable {
         let callback = Callback(route: route, body: body)
         let completed = state.withLock { state -> Result<T, any Error>? in
             if let result = state.result { return result }
+            // Cancelled since `register`: its canceller found nothing to remove; adding the
+            // callback now would leave it waiting for good (and the future never abandoned).
+            if let token, token.isCancelled { return nil }
             state.callbacks.append(callback)
             mayHaveCallbacks.store(true, ordering: .relaxed)
             return nil

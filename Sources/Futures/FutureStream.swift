@@ -175,7 +175,9 @@ public final class FutureStream<T: Sendable>: Sendable {
             for result in state.kept.elements where subscriber.enqueue(.item(result)).mustStart { mustStart = true }
             if state.isFinished {
                 if subscriber.enqueue(.finished).mustStart { mustStart = true }
-            } else {
+            } else if subscriber.isActive.load(ordering: .acquiring) {
+                // (Not when its token was cancelled since `register`: the canceller, having
+                // found nothing to remove, would leave it subscribed for good.)
                 state.subscribers.append(subscriber)
             }
             return mustStart
