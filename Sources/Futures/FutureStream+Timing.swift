@@ -181,4 +181,22 @@ extension FutureStream {
         link(operation.promise.stream, to: id)
         return operation.promise.stream
     }
+
+    /// ``debounce(_:capacity:context:)`` with the interval in seconds (`debounce(0.25)`).
+    public func debounce(
+        _ seconds: Double,
+        capacity: Int? = nil,
+        context: any ExecutionContext = .futuresDefault
+    ) -> FutureStream<T> {
+        debounce(.seconds(seconds), capacity: capacity, context: context)
+    }
+
+    /// ``throttle(_:capacity:context:)`` with the interval in seconds (`throttle(1.0)`).
+    public func throttle(
+        _ seconds: Double,
+        capacity: Int? = nil,
+        context: any ExecutionContext = .futuresDefault
+    ) -> FutureStream<T> {
+        throttle(.seconds(seconds), capacity: capacity, context: context)
+    }
 }

@@ -142,5 +142,15 @@ struct TimingOperatorTests {
         context.advance(by: .milliseconds(1))
         #expect(attempts.current == 2)
         #expect(retried.result?.failureValue as? TestError == TestError(code: 1))
+
+        let source = StreamPromise<Int>()
+        let debounced = record(source.stream.debounce(0.5, context: context))
+        let throttled = record(source.stream.throttle(0.5, context: context))
+        source.success(1)
+        source.success(2)
+        context.run()
+        #expect(debounced.values.isEmpty && throttled.values == ["v1"])
+        context.advance(by: .milliseconds(500))
+        #expect(debounced.values == ["v2"] && throttled.values == ["v1", "v2"])
     }
 }
