@@ -173,10 +173,21 @@ extension Characteristic {
     /// chain loses none.
     ///
     /// A stream finishes on ``stopNotifying(timeout:)`` and ``Peripheral/terminate()``, and with
-    /// a failure when the link drops while re-subscription is off.
+    /// a failure when the link drops while re-subscription is off. A stream whose subscriptions
+    /// were all cancelled (a cancel token, `first()`, `take(n)`, the end of a `for await` loop)
+    /// is dropped at once; one that is never subscribed to stays until one of those ends, keeping
+    /// at most `capacity` values.
     public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<NotificationUpdate> {
-        self.state.withLock { $0.streams.open(capacity: capacity).stream }
+        let (id, promise) = self.state.withLock { $0.streams.open(capacity: capacity) }
+        // Once every subscription is cancelled no one will read it again: drop and finish it.
+        promise.onAbandoned { [weak self] in
+            self?.state.withLock { $0.streams.remove(id: id) }?.finish()
+        }
+        return promise.stream
     }
+
+    /// The number of open update streams (abandoned and finished ones are gone).
+    var openUpdateStreamCount: Int { self.state.withLock { $0.streams.entries.count } }
 
     // MARK: - Delivery
 

@@ -3,6 +3,8 @@ import Futures
 
 /// The open update streams of one characteristic (one per ``Characteristic/receiveNotificationUpdates(capacity:)``
 /// call), kept under the characteristic's lock. Each notification goes to every open stream once.
+/// A stream leaves when it is finished (by the rules below, `stopNotifying`, `terminate`) or
+/// abandoned (every subscription to it cancelled: `StreamPromise.onAbandoned`).
 ///
 /// The rule (documented for users on ``Characteristic/receiveNotificationUpdates(capacity:)``):
 /// - a stream gets the notifications that arrive after it was opened, never earlier ones;
@@ -50,7 +52,7 @@ struct NotificationStreams<Element: Sendable> {
 
     /// Opens a stream of `capacity` (its replay buffer for subscriptions made after values
     /// arrived); it starts with the held notifications it takes over, if any.
-    mutating func open(capacity: Int) -> (id: Int, stream: FutureStream<Element>) {
+    mutating func open(capacity: Int) -> (id: Int, promise: StreamPromise<Element>) {
         nextID += 1
         let promise = StreamPromise<Element>(capacity: max(1, capacity))
         if var h = handoff {
@@ -60,7 +62,7 @@ struct NotificationStreams<Element: Sendable> {
             handoff = h.remaining > 0 ? h : nil
         }
         entries.append(Entry(id: nextID, session: session, promise: promise))
-        return (nextID, promise.stream)
+        return (nextID, promise)
     }
 
     /// The app turned notifications on: returns the streams of earlier sessions, now removed, to
@@ -103,8 +105,9 @@ struct NotificationStreams<Element: Sendable> {
         return entries.map(\.promise)
     }
 
-    /// Removes the stream `id` (finished or abandoned by its subscribers).
-    mutating func remove(id: Int) {
-        entries.removeAll { $0.id == id }
+    /// Removes the stream `id` (abandoned by its subscribers); returns it, to be finished.
+    mutating func remove(id: Int) -> StreamPromise<Element>? {
+        guard let i = entries.firstIndex(where: { $0.id == id }) else { return nil }
+        return entries.remove(at: i).promise
     }
 }
