@@ -5,6 +5,7 @@ import DBus
 import Dispatch
 import Foundation
 import Synchronization
+import Locking
 
 // MARK: - Options
 
@@ -100,7 +101,7 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     private let completion: @Sendable (Result<Data?, BlueZError>) -> Void
     private let answered = Atomic<Bool>(false)
     /// The request timeout's timer, cancelled as soon as the request is answered.
-    private let deadline = Mutex<(any DispatchSourceTimer)?>(nil)
+    private let deadline = Locked<(any DispatchSourceTimer)?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
          completion: @escaping @Sendable (Result<Data?, BlueZError>) -> Void) {
