@@ -11,6 +11,9 @@ public enum CentralManagerError: Error, Sendable, Equatable, CustomStringConvert
     case scanFailed(BlueZError)
     /// A new scan replaced this one.
     case scanReplaced
+    /// The `timeout` given to `startScanning(timeout:)` passed: the scan was stopped
+    /// (`StopDiscovery`). Scan longer, or restart the scan, if the peripheral was not found.
+    case scanTimedOut(after: Duration)
     /// bluetoothd left the bus or the adapter went away while scanning.
     case adapterUnavailable(ManagerState)
 
@@ -20,6 +23,11 @@ public enum CentralManagerError: Error, Sendable, Equatable, CustomStringConvert
         case .busUnavailable(let m): return "CentralManager: \(m)"
         case .scanFailed(let e): return "CentralManager.startScanning: \(e)"
         case .scanReplaced: return "CentralManager.startScanning: replaced by a newer scan"
+        case .scanTimedOut(let after):
+            let (seconds, attoseconds) = after.components
+            let text = attoseconds == 0 ? "\(seconds)" : "\(Double(seconds) + Double(attoseconds) / 1e18)"
+            return "CentralManager.startScanning: the scan timed out after \(text) s (its timeout) and was stopped;"
+                + " no peripheral is reported after that: pass a longer timeout, or scan again"
         case .adapterUnavailable(let s): return "CentralManager: scan ended, adapter state \(s)"
         }
     }
