@@ -125,13 +125,20 @@ struct CentralConnectionTests {
 
     @Test("InProgress and le-connection-abort-by-local from Connect are retried before surfacing")
     func transientRetries() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralHarness.start(manualClock: true)
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 2))
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 1))
         let events = h.connect(p)
+        // Each error arms a backoff (100, 200, 400 ms) beside the attempt's timer; each retry
+        // happens only when the clock passes its backoff.
+        for backoff in [100, 200, 400] {
+            await h.advance(by: .milliseconds(backoff - 1), once: 2)
+            #expect(events.events.items.isEmpty)
+            h.clock?.advance(by: .milliseconds(1))
+        }
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.connect])
         #expect(events.failures.items.isEmpty)

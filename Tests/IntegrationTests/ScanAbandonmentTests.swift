@@ -56,10 +56,14 @@ struct ScanAbandonmentTests {
 
     @Test("startScanning(timeout:) ends its stream with an error naming the timeout")
     func scanTimeoutError() async throws {
-        let rig = try await CentralRig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let stream = rig.manager.startScanning(timeout: .milliseconds(200))
-        let error = await #expect(throws: CentralManagerError.self) { try await stream.first().value }
+        let first = stream.first()
+        await rig.advance(by: .milliseconds(199))
+        #expect(!first.isCompleted && rig.manager.isScanning)
+        rig.clock?.advance(by: .milliseconds(1))
+        let error = await #expect(throws: CentralManagerError.self) { try await first.value }
         #expect(error == .scanTimedOut(after: .milliseconds(200)))
         #expect("\(error.map { "\($0)" } ?? "")".contains("timed out after 0.2 s"))
         #expect(!rig.manager.isScanning)
