@@ -22,13 +22,18 @@ struct ScanAbandonmentTests {
 
     @Test("startScanning().first().timeout(after:) with no matching device stops the scan when the timeout fires")
     func firstTimeoutStopsScan() async throws {
-        let rig = try await CentralRig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let (discovering, subscription) = try await watchDiscovering(rig)
         defer { subscription.cancel() }
-        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first().timeout(after: 0.3)
+        // The futures chain's timer on the manager's clock.
+        let context = ManualContext(clock: try #require(rig.clock))
+        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first()
+            .timeout(after: 0.3, context: context)
         try await discovering.wait(for: 1)
-        #expect(rig.manager.isScanning)
+        context.advance(by: .milliseconds(299))
+        #expect(rig.manager.isScanning && !found.isCompleted)
+        context.advance(by: .milliseconds(1))
         await #expect(throws: FuturesError.timeout(after: .milliseconds(300))) { try await found.value }
         // Released before the timeout was reported.
         #expect(!rig.manager.isScanning)
