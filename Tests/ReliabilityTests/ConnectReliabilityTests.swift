@@ -1,5 +1,5 @@
-// Connect under transient BlueZ errors, many devices at once and repeated (see
-// IntegrationTests/CentralConnectionTests.transientRetries for the single-device case).
+// Connect under transient BlueZ errors: one device, many devices at once, repeated cycles, an
+// error that never clears. Every backoff runs on the rig's manual clock.
 import BlueCapKit
 import BlueZSimulator
 import DBus
@@ -10,12 +10,34 @@ import TestSupport
 
 @Suite("Reliability: connecting", .serialized, .timeLimit(.minutes(1)))
 struct ConnectReliabilityTests {
+    @Test("InProgress and le-connection-abort-by-local from Connect are retried before surfacing")
+    func singleDeviceTransientRetries() async throws {
+        let rig = try await CentralRig.start(manualClock: true)
+        defer { rig.stop() }
+        let a = addresses(1)[0]
+        rig.simulator.add(simulatedSensorTag(a))
+        let p = try await rig.discover(a)
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 2))
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 1))
+        let events = rig.connect(p)
+        // Each error arms a backoff (100, 200, 400 ms) beside the attempt's timer; each retry
+        // happens only when the clock passes its backoff.
+        for backoff in [100, 200, 400] {
+            await rig.advance(by: .milliseconds(backoff - 1), once: 2)
+            #expect(events.events.items.isEmpty)
+            rig.clock?.advance(by: .milliseconds(1))
+        }
+        try await events.events.wait(for: 1)
+        #expect(events.events.items == [.connect])
+        #expect(events.failures.items.isEmpty)
+    }
+
     @Test("ten devices connecting at once through InProgress and le-connection-abort-by-local all connect, no failure surfaces")
     func transientErrorsUnderLoad() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let wanted = addresses(10)
-        for a in wanted { rig.simulator.add(tag(a)) }
+        for a in wanted { rig.simulator.add(simulatedSensorTag(a)) }
         let peripherals = try await rig.discover(wanted)
         // Every device's first Connect gets InProgress, its second le-connection-abort-by-local.
         rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 10))
@@ -35,10 +57,10 @@ struct ConnectReliabilityTests {
 
     @Test("twenty connect/disconnect cycles with a transient error on every Connect: each cycle is .connect then .forceDisconnect")
     func repeatedCyclesWithTransientErrors() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
+        rig.simulator.add(simulatedSensorTag(a))
         let p = try await rig.discover(a)
         let events = rig.connect(p)
         let cycles = 20
@@ -62,10 +84,10 @@ struct ConnectReliabilityTests {
 
     @Test("a transient error that never clears surfaces as a failure after the retry budget, not a hang")
     func persistentTransientErrorSurfaces() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
+        rig.simulator.add(simulatedSensorTag(a))
         let p = try await rig.discover(a)
         rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress)))
         let events = rig.connect(p, connectionTimeout: .seconds(3))
