@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - Timeouts and retries
 
 extension Future {

@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - Selecting and combining streams
 //
 // Like the combinators, each operator returns a new stream (replay capacity `capacity`, by

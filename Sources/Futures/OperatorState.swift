@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - OperatorState
 
 /// The state of a stream operator that is driven by more than one source of events (its
