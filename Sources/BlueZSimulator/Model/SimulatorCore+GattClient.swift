@@ -1,4 +1,4 @@
-// SimulatorCore+GATT: GattCharacteristic1/GattDescriptor1 methods of remote objects, and
+// SimulatorCore+GattClient: GattCharacteristic1/GattDescriptor1 methods of remote objects, and
 // notifications from peers to subscribed clients.
 
 // MARK: - GATT client
