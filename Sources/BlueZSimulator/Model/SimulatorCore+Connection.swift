@@ -1,5 +1,5 @@
 // SimulatorCore+Connection: Device1.Connect/Disconnect, the link state machine, ServicesResolved,
-// Device1 settings and pairing. (The GATT objects a connection publishes: +GattPublishing.)
+// Device1 settings and pairing. (The GATT objects a connection publishes: GattPublisher.)
 
 // MARK: - Connection
 

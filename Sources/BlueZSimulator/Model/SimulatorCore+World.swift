@@ -161,7 +161,7 @@ extension SimulatorCore {
         }
         adapters.removeAll()
         adapterPeers.removeAll()
-        gattIndex.removeAll()
+        gatt.removeAll()
         store.reset()
         start(adapters: count)
     }

@@ -1,12 +1,13 @@
 // SimulatorCore: the simulated bluetoothd's state machine, bus-free. Every change it makes to
 // the object tree comes out of `store` as the ObjectEvent bluetoothd would signal.
 //
-// This file holds its state; each responsibility is an extension in its own file:
-// +Adapters (bring-up, Adapter1 properties, power), +Discovery (sessions, filters, device
-// reports), +Connection (Connect/Disconnect, link loss, ServicesResolved, Device1 settings,
-// pairing), +GattPublishing (a connected device's GATT objects), +GattClient (read, write,
-// notify, acquire on remote objects), +LocalRegistrations (applications and advertisements of
-// the peripheral role), +World (simulated peripherals and the radio faults).
+// This file holds its state; each responsibility is an extension in its own file, or a
+// collaborator that owns its state: +Adapters (bring-up, Adapter1 properties, power),
+// +Discovery (sessions, filters, device reports), +Connection (Connect/Disconnect, link loss,
+// ServicesResolved, Device1 settings, pairing), GattPublisher (a connected device's GATT objects
+// and their index), +GattClient (read, write, notify, acquire on remote objects),
+// +LocalRegistrations (applications and advertisements of the peripheral role), +World
+// (simulated peripherals and the radio faults).
 
 import Dispatch
 import Timing
@@ -31,8 +32,8 @@ public final class SimulatorCore: @unchecked Sendable {
     var peripherals: [String: (peer: PeripheralPeer, range: Set<Int>?)] = [:]
     /// Virtual-radio peers: advertising adapter index → its peer object.
     var adapterPeers: [Int: AdapterPeer] = [:]
-    /// GATT object path → (device, attribute).
-    var gattIndex: [String: (device: DeviceState, target: GattObjectKind)] = [:]
+    /// The published GATT objects of connected devices, and their index.
+    let gatt: GattPublisher
     /// Reaches registered applications/advertisements (set by the D-Bus face).
     public weak var bridge: ApplicationBridge?
     /// Fault: publish ServicesResolved=true this long BEFORE the GATT objects (nil: BlueZ order).
@@ -51,19 +52,24 @@ public final class SimulatorCore: @unchecked Sendable {
     var storm: ClockTask?
     var stormTick = 0
 
-    enum GattObjectKind {
-        case service(UInt16)
-        case characteristic(valueHandle: UInt16)
-        case descriptor(UInt16)
-    }
+    typealias GattObjectKind = GattPublisher.ObjectKind
 
     /// A core publishing into `store` and timing its delays with `clock`; sockets are watched on `queue`.
     public init(clock: any TimerClock, queue: DispatchQueue, sink: @escaping (ObjectEvent) -> Void = { _ in }) {
         self.clock = clock
         self.queue = queue
         self.store = ObjectStore(sink: sink)
+        self.gatt = GattPublisher(store: store)
     }
 
     /// Replaces the event sink.
     public func setSink(_ sink: @escaping (ObjectEvent) -> Void) { store.sink = sink }
+
+    // MARK: GATT objects (GattPublisher)
+
+    /// Publishes `device`'s GATT objects at its link's MTU.
+    func publishGatt(_ device: DeviceState) { gatt.publish(device, mtu: central(for: device).mtu) }
+
+    /// Removes `device`'s GATT objects, ends its notification sessions, closes its sockets.
+    func unpublishGatt(_ device: DeviceState) { gatt.unpublish(device) }
 }
