@@ -39,15 +39,19 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
 
     // MARK: Creating
 
+    /// The longest value a write may leave unless a characteristic says otherwise: 512 bytes,
+    /// the ATT maximum attribute value length.
+    public static let defaultMaxLength = LocalGattCharacteristic.defaultMaxLength
+
     /// A characteristic with its identity, access and initial value. `maxLength` bounds writes.
     public convenience init(uuid: BLEUUID, properties: CharacteristicProperties, permissions: CharacteristicPermissions,
-                value: Data? = nil, name: String = "Unknown", maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+                value: Data? = nil, name: String = "Unknown", maxLength: Int = MutableCharacteristic.defaultMaxLength) {
         self.init(profile: CharacteristicProfile(uuid: uuid, name: name, permissions: permissions, properties: properties,
                                                  initialValue: value), maxLength: maxLength)
     }
 
     /// A characteristic described by `profile`, starting with the profile's initial value.
-    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = MutableCharacteristic.defaultMaxLength) {
         let p = profile.characteristicProfile
         self.profile = p
         uuid = p.uuid
