@@ -89,7 +89,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     public var maxLength: Int { local.maxLength }
 
     /// How long a request waits for ``respondToRequest(_:withResult:)`` (default 10 s). Then the
-    /// central is answered with ``ATTError/unlikelyError`` (0x0E, never an application error),
+    /// central is answered with `ATTError.unlikelyError` (0x0E, never an application error),
     /// a `bluecap: warning:` line goes to stderr, ``unansweredRequestCount`` grows and
     /// ``whenRequestUnanswered()`` delivers the request.
     public var requestTimeout: Duration {
