@@ -4,7 +4,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// A characteristic of a ``MutableService``, exported as `org.bluez.GattCharacteristic1`
 /// once the service is added to a ``PeripheralManager``.
@@ -28,14 +28,15 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     let local: LocalGattCharacteristic
 
     private struct Streams {
+        /// Requests left unanswered for requestTimeout.
+        var unanswered = 0
         var reads: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
         var writes: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
     }
     // Sendable through this lock; streams are pushed to after unlocking.
-    private let streams = Mutex(Streams())
+    private let streams = Locked(Streams())
     private let subscriptions: StreamPromise<SubscriptionEvent>
     private let unanswered = StreamPromise<UnansweredRequest>(capacity: 10)
-    private let unansweredCount = Atomic<Int>(0)
 
     // MARK: Creating
 
@@ -67,7 +68,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         local.setNotifyingHandler { on in subscriptions.success(on ? .subscribed : .unsubscribed) }
         local.setUnansweredHandler { [weak self] server, timeout in
             guard let self else { return }
-            unansweredCount.add(1, ordering: .relaxed)
+            streams.withLock { $0.unanswered += 1 }
             unanswered.success(UnansweredRequest(request: ATTRequest(server: server, characteristicUUID: uuid),
                                                  waited: timeout ?? .zero))
         }
@@ -121,7 +122,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     public func whenRequestUnanswered() -> FutureStream<UnansweredRequest> { unanswered.stream }
 
     /// How many requests were left unanswered for ``requestTimeout`` since the characteristic was made.
-    public var unansweredRequestCount: Int { unansweredCount.load(ordering: .relaxed) }
+    public var unansweredRequestCount: Int { streams.withLock { $0.unanswered } }
 
     /// Delivers every `WriteValue` (that passed the permission, offset and length checks) to the
     /// returned stream; the app answers each with ``respondToRequest(_:withResult:)``. Replaces
