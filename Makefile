@@ -40,7 +40,7 @@ test: test-bus docs
 	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
 
-## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures and BlueCapTesting in .build/docs
+## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures, Timing and BlueCapTesting in .build/docs
 ## (static hosting). Fails when a public symbol declared in Sources/ lacks a doc comment
 ## (Scripts/docs-coverage over the symbol graphs) or when docc warns (--warnings-as-errors).
 docs: deps
