@@ -1,9 +1,7 @@
 // PeripheralCommand: accelerometer-peripheral, with or without --simulate.
 
 import BlueCapKit
-import DBus
 import Foundation
-import Futures
 import ExampleSupport
 
 enum PeripheralCommand {

@@ -1,9 +1,7 @@
 // ScannerCommand: central-scanner's two modes, with or without --simulate.
 
 import BlueCapKit
-import DBus
 import Foundation
-import Futures
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -105,7 +103,7 @@ enum ScannerCommand {
             let once = Promise<(any Error)?>()
             scan.onFailure { error in
                 // The end of the --duration scan, not a failure.
-                if let error = error as? CentralManagerError, case .scanTimedOut = error {
+                if let error = error as? CentralManagerError, error.kind == .scanTimedOut {
                     once.success(nil)
                 } else {
                     once.success(error)

@@ -4,5 +4,7 @@
 @_exported import Futures
 @_exported import Timing
 @_exported import struct BlueZ.BlueZError
+@_exported import struct BlueZ.BlueZErrorKind
+@_exported import struct BlueZ.ATTError
 @_exported import class DBus.Connection
 @_exported import struct DBus.ObjectPath

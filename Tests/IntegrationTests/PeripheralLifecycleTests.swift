@@ -109,7 +109,7 @@ struct PeripheralLifecycleTests {
         _ = try await PeripheralAccelerometerTests.serve(h)
         let from = h.signals.items.count
         let root = h.peripheralManager.applicationRoot.rawValue
-        await withDeadlineOrNil { await h.peripheralManager.shutdown() }
+        await withDeadlineOrNil { _ = try? await h.peripheralManager.shutdown().value }
         let adapter = "/org/bluez/hci1"
         let adGone = try await h.waitSignal("advertisement unregistered", after: from) {
             isChanged($0, adapter, "ActiveInstances", .byte(0))

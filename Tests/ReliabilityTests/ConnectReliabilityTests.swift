@@ -99,7 +99,7 @@ struct ConnectReliabilityTests {
         }
         let failures = try await events.failures.wait(for: 1)
         #expect(rig.clock?.now == .milliseconds(1500))
-        #expect(failures.count == 1 && failures[0].contains("inProgress"), "\(failures)")
+        #expect(failures.count == 1 && failures[0].lowercased().contains("inprogress"), "\(failures)")
         #expect(events.events.items.isEmpty)
         #expect(!p.isConnected)
         rig.simulator.clearFaults()

@@ -73,7 +73,7 @@ public final class PeripheralRig: Sendable {
     public func stop() async {
         recorder?.cancel()
         central.reset()
-        _ = try? await withDeadline(.seconds(5), "shutdown") { await self.peripheralManager.shutdown(); return true }
+        _ = try? await withDeadline(.seconds(5), "shutdown") { _ = try? await self.peripheralManager.shutdown().value; return true }
         simulator.stop()
         bus.stop()
     }

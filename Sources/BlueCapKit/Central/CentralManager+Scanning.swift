@@ -43,9 +43,9 @@ extension CentralManager {
     /// `options.allowDuplicates`. UUIDs, RSSI and pattern are checked again on our side, since
     /// bluetoothd merges every client's filter. If BlueZ stops discovering while we scan, discovery
     /// is started again (driven by `Adapter1.Discovering` changes). With `timeout`, the scan
-    /// stops after it and the stream ends with ``CentralManagerError/scanTimedOut(after:)``
+    /// stops after it and the stream ends with ``BlueCapError/scanTimedOut(after:)``
     /// (a last failed result, then the end). A new scan replaces the previous one. Fails with
-    /// ``CentralManagerError/notPoweredOn(_:)`` unless `.poweredOn`.
+    /// ``BlueCapError/notPoweredOn(_:)`` unless `.poweredOn`.
     ///
     /// The scan stops (`StopDiscovery`, ``isScanning`` false) as soon as nobody consumes the
     /// stream any more: when it is abandoned, i.e. every subscription to it was cancelled — for

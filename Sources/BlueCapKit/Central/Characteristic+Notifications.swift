@@ -164,7 +164,7 @@ extension Characteristic {
     ///
     /// `capacity` is the stream's replay buffer: a subscription made after values arrived gets
     /// the last `capacity` of them first (a subscriber more than `max(capacity, 1,000)` behind loses
-    /// its oldest pending value, see ``FutureStream``).
+    /// its oldest pending value, see `FutureStream`).
     ///
     /// Across reconnections: with re-subscription on (the default of
     /// ``startNotifying(timeout:resubscribeOnReconnect:)``) the stream stays open through link
