@@ -27,15 +27,20 @@ public final class PeripheralRig: Sendable {
     public let service: MutableService?
     /// With `recording: true`, what the rig records (see ``signals``, ``states``, ``advertising``).
     public let recorder: PeripheralRigRecorder?
+    /// With `manualClock: true`, the peripheral manager's clock: the request timeouts of its
+    /// characteristics fall due only when the test advances it (the central keeps real time).
+    public let clock: ManualClock?
 
     /// Starts the bus and the simulator and waits until both managers are powered on; with
     /// `service`, adds it and advertises `name` with its UUID first. With `recording`, the rig
-    /// records signals, states and advertising changes from the start (``recorder``).
+    /// records signals, states and advertising changes from the start (``recorder``); with
+    /// `manualClock`, the peripheral manager runs on ``clock``.
     public static func start(serving service: MutableService? = nil, advertisingAs name: String = "PeripheralRig",
-                             recording: Bool = false) async throws -> PeripheralRig {
+                             recording: Bool = false, manualClock: Bool = false) async throws -> PeripheralRig {
         let bus = try TestBus()
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-        let rig = try PeripheralRig(bus: bus, simulator: simulator, service: service, recording: recording)
+        let rig = try PeripheralRig(bus: bus, simulator: simulator, service: service, recording: recording,
+                                    clock: manualClock ? ManualClock() : nil)
         do {
             try await rig.recorder?.established()
             let pm = rig.peripheralManager
@@ -53,12 +58,14 @@ public final class PeripheralRig: Sendable {
         return rig
     }
 
-    private init(bus: TestBus, simulator: BlueZSimulator, service: MutableService?, recording: Bool) throws {
+    private init(bus: TestBus, simulator: BlueZSimulator, service: MutableService?, recording: Bool, clock: ManualClock?) throws {
         self.bus = bus
         self.simulator = simulator
         self.service = service
+        self.clock = clock
         let peripheralConnection = try bus.connect(), centralConnection = try bus.connect()
-        let peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
+        let peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection,
+                                                  clock: clock ?? SystemClock.shared)
         self.peripheralConnection = peripheralConnection
         self.peripheralManager = peripheralManager
         self.centralConnection = centralConnection
