@@ -25,6 +25,7 @@ extension BlueZSimulator {
         "org.bluez.GattDescriptor1": [("ReadValue", "a{sv}", "ay"), ("WriteValue", "aya{sv}", "")],
         "org.bluez.AgentManager1": [("RegisterAgent", "os", ""), ("UnregisterAgent", "o", ""), ("RequestDefaultAgent", "o", "")],
         "org.bluez.ProfileManager1": [("RegisterProfile", "osa{sv}", ""), ("UnregisterProfile", "o", "")],
+        "org.bluez.AdvertisementMonitorManager1": [("RegisterMonitor", "o", ""), ("UnregisterMonitor", "o", "")],
     ]
 
     func methods(_ interface: String, _ path: String) -> [DBusMethod] {

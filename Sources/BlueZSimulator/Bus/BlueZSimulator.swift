@@ -43,13 +43,15 @@ public final class BlueZSimulator: @unchecked Sendable {
 
     /// Connects to `busAddress`, publishes `adapters` adapters and takes `org.bluez`.
     /// Throws when the bus is unreachable or the name is already owned.
-    public static func start(busAddress: String, adapters: Int = 2) async throws -> BlueZSimulator {
-        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters)
+    /// With `experimental`, the adapters export `org.bluez.AdvertisementMonitorManager1` as
+    /// bluetoothd 5.66 does only when run with `--experimental`.
+    public static func start(busAddress: String, adapters: Int = 2, experimental: Bool = false) async throws -> BlueZSimulator {
+        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters, experimental: experimental)
         try await sim.takeName()
         return sim
     }
 
-    private init(busAddress: String, adapters: Int) throws {
+    private init(busAddress: String, adapters: Int, experimental: Bool) throws {
         let queue = DispatchQueue(label: "bluez-sim")
         self.queue = queue
         self.busAddress = busAddress
@@ -60,6 +62,8 @@ public final class BlueZSimulator: @unchecked Sendable {
         bridgeBox = SimulatorBridge(simulator: self)
         queue.sync {
             core.bridge = bridgeBox
+            core.monitorBridge = bridgeBox
+            core.experimental = experimental
             bringUp()
             core.start(adapters: adapters)
         }

@@ -41,6 +41,13 @@ public final class SimulatorCore: @unchecked Sendable {
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ScheduledWork?
     var stormTick = 0
+    /// bluetoothd runs with `--experimental`: adapters export `AdvertisementMonitorManager1`.
+    /// Set before adapters are published (``BlueZSimulator/start(busAddress:adapters:experimental:)``).
+    public var experimental = false
+    /// Reaches registered monitoring apps (set by the D-Bus face).
+    public weak var monitorBridge: MonitorBridge?
+    /// Registered advertisement monitoring apps by (owner, root).
+    var monitorApps: [AdvertisementKey: MonitorApp] = [:]
 
     enum GattObjectKind {
         case service(UInt16)
@@ -87,6 +94,7 @@ public final class SimulatorCore: @unchecked Sendable {
         setPowered(index, false)
         for device in adapter.devices.values { forget(device) }
         adapterPeers[index] = nil
+        dropMonitors(adapter: index)
         adapters[index] = nil
         store.removeSubtree(adapter.path, including: true)
     }
@@ -100,7 +108,7 @@ public final class SimulatorCore: @unchecked Sendable {
     // MARK: Adapter properties
 
     func adapterInterfaces(_ a: AdapterState) -> InterfaceMap {
-        [
+        var map: InterfaceMap = [
             "org.bluez.Adapter1": [
                 "Address": .string(a.address),
                 "AddressType": .string("public"),
@@ -122,6 +130,8 @@ public final class SimulatorCore: @unchecked Sendable {
             "org.bluez.GattManager1": [:],
             "org.bluez.LEAdvertisingManager1": advertisingManagerProperties(a),
         ]
+        if experimental { map["org.bluez.AdvertisementMonitorManager1"] = monitorManagerProperties }
+        return map
     }
 
     func advertisingManagerProperties(_ a: AdapterState) -> [String: PropertyValue] {
