@@ -51,7 +51,7 @@ public final class ConnectionEvents: Sendable {
 }
 
 /// A private bus with a BlueZSimulator (`adapters` adapters) and a `CentralManager` on its own
-/// client connection, powered on.
+/// client connection, powered on. With `experimental` the simulator runs as `bluetoothd -E`.
 public final class CentralRig: Sendable {
     /// The private bus.
     public let bus: TestBus
@@ -63,9 +63,9 @@ public final class CentralRig: Sendable {
     public let manager: CentralManager
 
     /// Starts the bus and the simulator and waits until the manager is powered on.
-    public static func start(adapters: Int = 1) async throws -> CentralRig {
+    public static func start(adapters: Int = 1, experimental: Bool = false) async throws -> CentralRig {
         let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters)
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, experimental: experimental)
         let rig = try CentralRig(bus: bus, simulator: simulator)
         try await rig.manager.whenPoweredOn(timeout: .seconds(5)).value
         return rig

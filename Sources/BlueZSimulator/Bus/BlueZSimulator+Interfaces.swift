@@ -86,7 +86,7 @@ extension BlueZSimulator {
         -> (@Sendable (DBusValue, MethodCall) throws(DBusRemoteError) -> Void)? {
         let writable: Set<String>
         switch interface {
-        case "org.bluez.Adapter1": writable = ["Powered", "Alias", "Discoverable", "Pairable"]
+        case "org.bluez.Adapter1": writable = ["Powered", "Alias", "Discoverable", "Pairable", "DiscoverableTimeout"]
         case "org.bluez.Device1": writable = ["Alias", "Trusted", "Blocked"]
         default: return nil
         }

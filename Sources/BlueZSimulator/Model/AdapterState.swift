@@ -17,6 +17,10 @@ final class AdapterState: @unchecked Sendable {
     var alias: String?
     var powered = true
     var discoverable = false
+    /// `DiscoverableTimeout` in seconds (0: forever); bluetoothd's default is 180.
+    var discoverableTimeout: UInt32 = 180
+    /// Turns Discoverable off when the timeout passes.
+    var discoverableWork: ScheduledWork?
     var pairable = true
     var discovering = false
     /// Discovery clients by bus unique name (with a filter, active or not).

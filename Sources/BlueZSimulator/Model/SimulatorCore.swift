@@ -118,7 +118,7 @@ public final class SimulatorCore: @unchecked Sendable {
                 "Powered": .bool(a.powered),
                 "PowerState": .string(a.powered ? "on" : "off"),
                 "Discoverable": .bool(a.discoverable),
-                "DiscoverableTimeout": .uint32(180),
+                "DiscoverableTimeout": .uint32(a.discoverableTimeout),
                 "Pairable": .bool(a.pairable),
                 "PairableTimeout": .uint32(0),
                 "Connectable": .bool(true),
@@ -161,10 +161,22 @@ public final class SimulatorCore: @unchecked Sendable {
             guard a.powered else { throw .notReady }
             a.discoverable = on
             store.set(a.path, "org.bluez.Adapter1", "Discoverable", .bool(on))
+            a.discoverableWork?.cancel()
+            a.discoverableWork = nil
+            if on, a.discoverableTimeout > 0 {
+                a.discoverableWork = scheduler.schedule(after: .seconds(Int(a.discoverableTimeout))) { [weak self, weak a] in
+                    guard let self, let a, a.discoverable else { return }
+                    a.discoverable = false
+                    self.store.set(a.path, "org.bluez.Adapter1", "Discoverable", .bool(false))
+                }
+            }
+        case ("DiscoverableTimeout", .uint32(let seconds)):
+            a.discoverableTimeout = seconds
+            store.set(a.path, "org.bluez.Adapter1", "DiscoverableTimeout", .uint32(seconds))
         case ("Pairable", .bool(let on)):
             a.pairable = on
             store.set(a.path, "org.bluez.Adapter1", "Pairable", .bool(on))
-        case ("Powered", _), ("Alias", _), ("Discoverable", _), ("Pairable", _):
+        case ("Powered", _), ("Alias", _), ("Discoverable", _), ("Pairable", _), ("DiscoverableTimeout", _):
             throw .invalidArguments
         default:
             throw BlueZErrorReply(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "Property '\(name)' is not writable")
@@ -193,6 +205,8 @@ public final class SimulatorCore: @unchecked Sendable {
             store.update(a.path, "org.bluez.LEAdvertisingManager1", advertisingManagerProperties(a).mapValues { $0 })
             a.discoveryClients.removeAll()
             a.discoverable = false
+            a.discoverableWork?.cancel()
+            a.discoverableWork = nil
         }
         a.powered = on
         store.update(a.path, "org.bluez.Adapter1", [
