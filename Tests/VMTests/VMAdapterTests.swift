@@ -86,7 +86,8 @@ struct VMAdapterTests {
         try await adapters.setPowered(true, adapter: "hci2").value
         try await waitUntil("hci2 on in the stream", timeout: .seconds(20)) { events.items.last?.adapter.powered == true }
         try await manager.whenPoweredOn(timeout: .seconds(20)).value
-        #expect(events.items.allSatisfy { $0.adapter.name == "hci2" }, "\(events.items)")
+        let hci2 = events.items.filter { $0.adapter.name == "hci2" }.map(\.adapter.powered)
+        #expect(hci2.first == false && hci2.last == true, "\(events.items)")
     }
 
     @Test("scanning on hci0 and hci2 at once finds the peripheral on hci1 through both, tagged with the adapter",
@@ -171,7 +172,7 @@ struct VMAdapterTests {
         try await failures.wait(for: 1, timeout: .seconds(5))
         #expect(codes.items == [.monitoringUnavailable])
         #expect(failures.items[0].contains("--experimental") && failures.items[0].contains("Experimental = true"), "\(failures.items)")
-        #expect(try await VM.snapshot(bus).discovering[VM.centralAdapter] == false)
-        #expect(!central.isScanning)
+        // No silent fallback (another suite may be scanning on hci0 meanwhile: only ours is checked).
+        #expect(!central.isScanning && !central.isMonitoring)
     }
 }
