@@ -31,7 +31,7 @@ let package = Package(
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(

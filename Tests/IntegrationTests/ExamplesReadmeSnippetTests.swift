@@ -87,7 +87,7 @@ func unregisterOnSignals(_ manager: PeripheralManager) {
 
 // README: profile
 /// A service model: each property mirrors a characteristic, decoded with SerDe.
-final class BatteryService: ServiceModel {
+final class BatteryService: ServiceModel, @unchecked Sendable {
     @Characteristic("2A19") var level: UInt8
     @Characteristic("2A29") var manufacturer: String
 
@@ -103,12 +103,12 @@ func batteryExample() throws -> UInt8 {
 
 // README: profile-binding
 /// The model bound to a connected peripheral: ReadValue fills it, notifications keep it current.
-func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, FutureStream<BLEUUID>) {
+func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, FutureStream<ServiceModelChange>) {
     let battery = BatteryService()
     _ = try await peripheral.discoverServices([battery.serviceUUID]).value
     let binding = try await battery.bound(to: peripheral.service(battery.serviceUUID)!)  // StartNotify
     _ = try await battery.readAll().value   // battery.level and battery.manufacturer are set
-    return (battery, binding.changes)       // "2A19" each time the level is notified
+    return (battery, binding.changes)       // each level notified: uuid "2A19", value 42, data [42]
 }
 // battery.write(battery.$level, 50) writes (WriteValue); battery.unbind() stops notifications.
 // README: end
