@@ -50,9 +50,10 @@ struct AdapterTests {
         let h = try await CentralHarness.start()
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
-        let error = await #expect(throws: AdapterError.self) { try await adapters.setPowered(true, adapter: "hci7").value }
-        #expect(error?.code == .notFound, "\(String(describing: error))")
-        #expect(error?.adapter == "hci7")
+        let error = await #expect(throws: BlueCapError.self) { try await adapters.setPowered(true, adapter: "hci7").value }
+        #expect(error?.kind == .doesNotExist, "\(String(describing: error))")
+        #expect(error?.path == "/org/bluez/hci7")
+        #expect(error?.operation == "Adapters.setPowered (org.bluez.Adapter1.Powered)")
     }
 
     @Test("an adapter unplugged and plugged back is seen as removed then added, with the same address")

@@ -18,10 +18,10 @@ struct MonitorTests {
         let h = try await CentralHarness.start()
         defer { h.stop() }
         let failures = Collector<String>()
-        let codes = Collector<AdapterError.Code>()
+        let codes = Collector<BlueCapError.Kind>()
         h.manager.startMonitoring(patterns: [Self.pattern]).onFailure(context: .immediate) { e in
             failures.append("\(e)")
-            if let e = e as? AdapterError { codes.append(e.code) }
+            if let e = e as? BlueCapError { codes.append(e.kind) }
         }
         try await failures.wait(for: 1)
         #expect(codes.items == [.monitoringUnavailable])
@@ -117,9 +117,9 @@ struct MonitorTests {
     func adapterUnplugged() async throws {
         let h = try await CentralHarness.start(experimental: true)
         defer { h.stop() }
-        let codes = Collector<AdapterError.Code>()
+        let codes = Collector<BlueCapError.Kind>()
         h.manager.startMonitoring(patterns: [Self.pattern]).onFailure(context: .immediate) { e in
-            codes.append((e as? AdapterError)?.code ?? AdapterError.Code(rawValue: "\(e)"))
+            codes.append((e as? BlueCapError)?.kind ?? .other("\(e)"))
         }
         try await waitUntil("activated") { h.manager.isMonitoring }
         h.simulator.removeAdapter(0)

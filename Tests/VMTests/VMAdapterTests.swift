@@ -164,10 +164,10 @@ struct VMAdapterTests {
         let central = CentralManager(adapter: VM.centralAdapter, connection: bus)
         try await central.whenPoweredOn(timeout: .seconds(15)).value
         let failures = Collector<String>()
-        let codes = Collector<AdapterError.Code>()
+        let codes = Collector<BlueCapError.Kind>()
         central.startMonitoring(patterns: [.manufacturerData(companyID: Self.company)]).onFailure(context: .immediate) { e in
             failures.append("\(e)")
-            codes.append((e as? AdapterError)?.code ?? AdapterError.Code(rawValue: "other"))
+            codes.append((e as? BlueCapError)?.kind ?? .other("\(e)"))
         }
         try await failures.wait(for: 1, timeout: .seconds(5))
         #expect(codes.items == [.monitoringUnavailable])

@@ -16,12 +16,12 @@ extension Adapters {
                               poweredOnTimeout: Duration = .seconds(10)) -> FutureStream<AdapterScanResult> {
         let promise = StreamPromise<AdapterScanResult>(capacity: max(1, capacity))
         guard let connection else {
-            promise.finish(throwing: AdapterError(.serviceUnavailable, "no D-Bus connection"))
+            promise.finish(throwing: BlueCapError(.busUnavailable, Self.scanOperation, adapter: nil, "no D-Bus connection"))
             return promise.stream
         }
         let chosen = names ?? all.filter(\.powered).map(\.name)
         guard !chosen.isEmpty else {
-            promise.finish(throwing: AdapterError(.notFound, names == nil ? "no powered adapter to scan on" : "no adapter named"))
+            promise.finish(throwing: BlueCapError(.doesNotExist, Self.scanOperation, adapter: nil, "no powered adapter to scan on"))
             return promise.stream
         }
         let managers = chosen.map { CentralManager(adapter: $0, connection: connection, context: .immediate) }
@@ -31,7 +31,8 @@ extension Adapters {
             manager.whenPoweredOn(timeout: poweredOnTimeout).onComplete(context: .immediate) { [weak self] result in
                 guard self?.scan === scan else { return }
                 if case .failure = result {
-                    self?.fail(scan, AdapterError(.notPoweredOn, "\(name) is not powered on (state \(manager.state))", adapter: name))
+                    self?.fail(scan, BlueCapError(.notPoweredOn, Self.scanOperation, adapter: name,
+                                                       "\(name) is not powered on (state \(manager.state))"))
                     return
                 }
                 let stream = manager.startScanning(forServiceUUIDs: uuids, capacity: capacity, options: options)
@@ -47,6 +48,8 @@ extension Adapters {
         }
         return promise.stream
     }
+
+    static let scanOperation = "Adapters.startScanning (org.bluez.Adapter1.StartDiscovery)"
 
     /// Stops the multi-adapter scan (`org.bluez.Adapter1.StopDiscovery` on each) and finishes its stream.
     public func stopScanning() { exchangeScan(nil)?.stop() }

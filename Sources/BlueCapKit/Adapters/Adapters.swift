@@ -96,17 +96,18 @@ public final class Adapters: Sendable {
 
     /// The adapters, once bluetoothd's objects are loaded and the tree caught up with the bus
     /// (`org.freedesktop.DBus.ObjectManager.GetManagedObjects` on `org.bluez`). Fails with
-    /// ``AdapterError/Code/serviceUnavailable`` when bluetoothd is not on the bus, or
-    /// ``AdapterError/Code/timeout`` when the objects are not loaded within `timeout`.
+    /// ``BlueCapError`` of kind `.serviceUnavailable` when bluetoothd is not on the bus, or
+    /// `.timeout` when the objects are not loaded within `timeout`.
     public func list(timeout: Duration = .seconds(10)) -> Future<[Adapter]> {
         let promise = Promise<[Adapter]>()
         guard let tree else {
-            promise.failure(AdapterError(.serviceUnavailable, busError ?? "no D-Bus connection"))
+            promise.failure(BlueCapError(.busUnavailable, Self.listOperation, adapter: nil, busError ?? "no D-Bus connection"))
             return promise.future
         }
         let token = ObservationBox()
         let deadline = after(timeout) {
-            promise.failure(AdapterError(.timeout, "bluetoothd's objects were not loaded within \(timeout)"))
+            promise.failure(BlueCapError(kind: .timeout, operation: Self.listOperation, timeout: timeout,
+                                         message: "bluetoothd's objects were not loaded within \(timeout)"))
         }
         promise.future.onComplete(context: .immediate) { _ in
             deadline.cancel()
@@ -117,9 +118,10 @@ public final class Adapters: Sendable {
             if status.loaded {
                 promise.success(Self.read(tree).values.sorted(by: Self.order))
             } else if status.ownerKnown, status.owner == nil {
-                promise.failure(AdapterError(.serviceUnavailable, "bluetoothd (org.bluez) is not on the bus: start it (systemctl start bluetooth)"))
+                promise.failure(BlueCapError(.serviceUnavailable, Self.listOperation, adapter: nil,
+                                                "bluetoothd (org.bluez) is not on the bus: start it (systemctl start bluetooth)"))
             } else if let error = status.loadError {
-                promise.failure(AdapterError(error, operation: "org.freedesktop.DBus.ObjectManager.GetManagedObjects", adapter: nil))
+                promise.failure(BlueCapError(error, Self.listOperation, adapter: nil))
             }
         }
         token.set(tree.observe { event in
@@ -175,6 +177,8 @@ public final class Adapters: Sendable {
         }
     }
 
+    static let listOperation = "Adapters.list (org.freedesktop.DBus.ObjectManager.GetManagedObjects)"
+
     static func read(_ tree: ObjectTree) -> [ObjectPath: Adapter] {
         var result: [ObjectPath: Adapter] = [:]
         for path in tree.paths(withInterface: Adapter1.interface) {
@@ -222,21 +226,22 @@ public final class Adapters: Sendable {
     private func set(_ property: String, adapter name: String,
                      _ body: (Adapter1, @escaping @Sendable (Result<Void, BlueZError>) -> Void) -> Void) -> Future<Void> {
         let promise = Promise<Void>()
+        let operation = "Adapters.set\(property) (org.bluez.Adapter1.\(property))"
         guard let connection else {
-            promise.failure(AdapterError(.serviceUnavailable, busError ?? "no D-Bus connection", adapter: name))
+            promise.failure(BlueCapError(.busUnavailable, operation, adapter: name, busError ?? "no D-Bus connection"))
             return promise.future
         }
         guard let path = try? ObjectPath("/org/bluez/\(name)") else {
-            promise.failure(AdapterError(.notFound, "\"\(name)\" is not an adapter name (hciN)", adapter: name))
+            promise.failure(BlueCapError(.doesNotExist, operation, adapter: nil, "\"\(name)\" is not an adapter name (hciN)"))
             return promise.future
         }
         body(Adapter1(connection: connection, path: path)) { result in
             switch result {
             case .success: promise.success(())
             case .failure(let e) where e.kind == .unknownObject || e.kind == .doesNotExist:
-                promise.failure(AdapterError(.notFound, "bluetoothd has no adapter \(name)", adapter: name, bluez: e))
+                promise.failure(BlueCapError(.doesNotExist, operation, adapter: name, "bluetoothd has no adapter \(name)", bluez: e))
             case .failure(let e):
-                promise.failure(AdapterError(e, operation: "setting org.bluez.Adapter1.\(property)", adapter: name))
+                promise.failure(BlueCapError(e, operation, adapter: name))
             }
         }
         return promise.future

@@ -8,7 +8,7 @@ extension CentralManager {
     public func adapters(timeout: Duration = .seconds(10)) -> Future<[Adapter]> {
         guard let connection else {
             let promise = Promise<[Adapter]>()
-            promise.failure(AdapterError(.serviceUnavailable, busUnavailable.description))
+            promise.failure(busUnavailable)
             return promise.future
         }
         return Adapters(connection: connection, context: context).list(timeout: timeout)

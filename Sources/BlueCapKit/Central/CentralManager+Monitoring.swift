@@ -21,32 +21,32 @@ extension CentralManager {
     /// - Without `rssi` BlueZ reports every matching advertisement as `.found` and never `.lost`.
     /// - BlueZ 5.66 exports `AdvertisementMonitorManager1` only when bluetoothd runs with
     ///   `--experimental`: without it the stream fails with
-    ///   ``AdapterError/Code/monitoringUnavailable``, whose message says how to enable it
+    ///   a ``BlueCapError`` of kind `.monitoringUnavailable`, whose message says how to enable it
     ///   (`Experimental = true` in `/etc/bluetooth/main.conf`). With
     ///   `fallbackToActiveScanning` it scans actively instead (``startScanning(forServiceUUIDs:capacity:timeout:options:)``,
     ///   replacing a running scan) and matches the patterns against each device's manufacturer
     ///   and service data on our side; `.lost` is never reported then.
     ///
     /// One monitoring session per manager: a new call replaces the previous one. The stream
-    /// fails with ``AdapterError/Code/monitorReleased`` when bluetoothd releases the monitor and
-    /// ``AdapterError/Code/adapterUnavailable`` when the adapter goes away or off. `capacity`
+    /// fails with kind `.monitorReleased` when bluetoothd releases the monitor and
+    /// `.adapterUnavailable` when the adapter goes away or off. `capacity`
     /// bounds the buffer of a slow subscriber (the oldest events are dropped).
     public func startMonitoring(patterns: [MonitorPattern], rssi: MonitorRSSI? = nil, capacity: Int = 100,
                                 fallbackToActiveScanning: Bool = false) -> FutureStream<MonitorEvent> {
         let promise = StreamPromise<MonitorEvent>(capacity: max(1, capacity))
         guard let connection, let tracker, let tree else {
-            promise.finish(throwing: AdapterError(.serviceUnavailable, busUnavailable.description))
+            promise.finish(throwing: busUnavailable)
             return promise.stream
         }
         let snapshot = tracker.snapshot
         guard snapshot.state == .poweredOn, let adapterPath = snapshot.adapter, let owner = tree.status.owner else {
-            promise.finish(throwing: AdapterError(.notPoweredOn, "the adapter is not powered on (state \(snapshot.state))",
-                                                  adapter: snapshot.adapter.map(Adapter1.name(of:))))
+            promise.finish(throwing: BlueCapError(.notPoweredOn, Self.monitorOperation, adapter: snapshot.adapter.map(Adapter1.name(of:)),
+                                                  "the adapter is not powered on (state \(snapshot.state))"))
             return promise.stream
         }
         let name = Adapter1.name(of: adapterPath)
         guard !patterns.isEmpty else {
-            promise.finish(throwing: AdapterError(.bluez, "an or_patterns monitor needs at least one pattern", adapter: name))
+            promise.finish(throwing: BlueCapError(.invalidArguments, Self.monitorOperation, adapter: name, "an or_patterns monitor needs at least one pattern"))
             return promise.stream
         }
         let id = nextMonitorRoot.withLock { n -> Int in n += 1; return n }
@@ -57,8 +57,8 @@ extension CentralManager {
         guard tree.interfaces(at: adapterPath)?[AdvertisementMonitorManager1.interface] != nil else {
             guard fallbackToActiveScanning else {
                 clearMonitor(session)
-                promise.finish(throwing: AdapterError(.monitoringUnavailable, AdvertisementMonitorManager1.missingMessage(adapter: adapterPath),
-                                                      adapter: name))
+                promise.finish(throwing: BlueCapError(.monitoringUnavailable, Self.monitorOperation, adapter: name,
+                                                      AdvertisementMonitorManager1.missingMessage(adapter: adapterPath)))
                 return promise.stream
             }
             BlueZLog.debug("\(AdvertisementMonitorManager1.missingMessage(adapter: adapterPath)); scanning actively as asked")
@@ -79,11 +79,13 @@ extension CentralManager {
             } catch {
                 guard let self, self.clearMonitor(session) else { return }
                 _ = session.end()
-                promise.finish(throwing: AdapterError(error, operation: "org.bluez.AdvertisementMonitorManager1.RegisterMonitor", adapter: name))
+                promise.finish(throwing: BlueCapError(error, Self.monitorOperation, adapter: name))
             }
         }
         return promise.stream
     }
+
+    static let monitorOperation = "CentralManager.startMonitoring (org.bluez.AdvertisementMonitorManager1.RegisterMonitor)"
 
     /// Stops monitoring: `org.bluez.AdvertisementMonitorManager1.UnregisterMonitor`, the objects
     /// are removed, and the stream finishes.
@@ -108,7 +110,7 @@ extension CentralManager {
         }
     }
 
-    private func endMonitoring(_ session: MonitorSession, error: AdapterError?) {
+    private func endMonitoring(_ session: MonitorSession, error: BlueCapError?) {
         let (handle, wasRunning) = session.end()
         if let handle { Task { await handle.unregister() } }
         if wasRunning, session.isFallback { stopScanning() }
@@ -126,8 +128,8 @@ extension CentralManager {
         }
         stream.onFailure(context: .immediate) { [weak self] e in
             guard let self, self.clearMonitor(session) else { return }
-            self.endMonitoring(session, error: AdapterError(.adapterUnavailable, "the fallback scan ended: \(e)",
-                                                            adapter: Adapter1.name(of: session.adapter)))
+            self.endMonitoring(session, error: BlueCapError(.adapterUnavailable, Self.monitorOperation, adapter: Adapter1.name(of: session.adapter),
+                                                            "the fallback scan ended: \(e)"))
         }
     }
 
@@ -140,8 +142,8 @@ extension CentralManager {
             session.activated()
         case .release:
             guard clearMonitor(session) else { return }
-            endMonitoring(session, error: AdapterError(.monitorReleased, "bluetoothd released the monitor (refused or deactivated)",
-                                                       adapter: Adapter1.name(of: session.adapter)))
+            endMonitoring(session, error: BlueCapError(.monitorReleased, Self.monitorOperation, adapter: Adapter1.name(of: session.adapter),
+                                                       "bluetoothd released the monitor (refused or deactivated)"))
         case .deviceFound(let path):
             if let p = peripheral(for: path) { session.promise.success(.found(p)) }
         case .deviceLost(let path):
@@ -157,7 +159,7 @@ extension CentralManager {
             return m
         }
         guard let session else { return }
-        endMonitoring(session, error: AdapterError(.adapterUnavailable, "the adapter went away or off (state \(snapshot.state))",
-                                                   adapter: Adapter1.name(of: session.adapter)))
+        endMonitoring(session, error: BlueCapError(.adapterUnavailable, Self.monitorOperation, adapter: Adapter1.name(of: session.adapter),
+                                                   "the adapter went away or off (state \(snapshot.state))"))
     }
 }
