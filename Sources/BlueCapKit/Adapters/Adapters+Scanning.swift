@@ -1,7 +1,7 @@
 // Adapters+Scanning: scanning on several adapters at once, results tagged with the adapter.
 import BlueZ
 import Futures
-import Synchronization
+import Locking
 
 extension Adapters {
     /// Scans on every adapter in `names` (nil: every adapter powered on now) at once and yields
@@ -24,7 +24,7 @@ extension Adapters {
             promise.finish(throwing: BlueCapError(.doesNotExist, Self.scanOperation, adapter: nil, "no powered adapter to scan on"))
             return promise.stream
         }
-        let managers = chosen.map { CentralManager(adapter: $0, connection: connection, context: .immediate) }
+        let managers = chosen.map { CentralManager(adapter: $0, connection: connection, context: .immediate, clock: clock) }
         let scan = MultiAdapterScan(managers: managers, promise: promise)
         exchangeScan(scan)?.stop()
         for (name, manager) in zip(chosen, managers) {

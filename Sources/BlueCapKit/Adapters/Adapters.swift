@@ -3,7 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// The local Bluetooth adapters: a list, a stream of adapters added, removed and changed (a USB
 /// dongle unplugged and plugged back), and futures to change their settings. Also scans on
@@ -20,6 +20,8 @@ import Synchronization
 public final class Adapters: Sendable {
     /// Where callbacks run.
     public let context: any ExecutionContext
+    /// Times the deadlines (``list(timeout:)``, the scans' power-on waits).
+    public let clock: any TimerClock
     let connection: Connection?
     let tree: ObjectTree?
     private let busError: String?
@@ -32,7 +34,7 @@ public final class Adapters: Sendable {
         var scan: MultiAdapterScan?
     }
     // Sendable through this lock; no user code and no D-Bus call runs while it is held.
-    private let inner = Mutex(State())
+    private let inner = Locked(State())
 
     /// The running multi-adapter scan (see Adapters+Scanning).
     var scan: MultiAdapterScan? {
@@ -54,9 +56,12 @@ public final class Adapters: Sendable {
         }
     }
 
-    /// The adapters on `connection` (nil: the system bus).
-    public init(connection: Connection? = nil, context: any ExecutionContext = .futuresDefault) {
+    /// The adapters on `connection` (nil: the system bus); `clock` times every deadline (a
+    /// ``ManualClock`` in tests).
+    public init(connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
+                clock: any TimerClock = SystemClock.shared) {
         self.context = context
+        self.clock = clock
         var conn = connection
         var failure: String?
         if conn == nil {
@@ -105,7 +110,7 @@ public final class Adapters: Sendable {
             return promise.future
         }
         let token = ObservationBox()
-        let deadline = after(timeout) {
+        let deadline = clock.schedule(after: timeout) {
             promise.failure(BlueCapError(kind: .timeout, operation: Self.listOperation, timeout: timeout,
                                          message: "bluetoothd's objects were not loaded within \(timeout)"))
         }

@@ -2,7 +2,7 @@
 import BlueZ
 import DBus
 import Futures
-import Synchronization
+import Locking
 
 /// One passive monitoring session of a ``CentralManager``.
 final class MonitorSession: Sendable {
@@ -19,7 +19,7 @@ final class MonitorSession: Sendable {
         var reported: Set<ObjectPath> = []
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(id: Int, adapter: ObjectPath, patterns: [MonitorPattern], promise: StreamPromise<MonitorEvent>) {
         self.id = id

@@ -1,10 +1,10 @@
 // ObservationBox: a tree observation that may be cancelled before it is set.
 import BlueZ
-import Synchronization
+import Locking
 
 /// One tree observation, cancellable from any thread before or after it is set.
 final class ObservationBox: Sendable {
-    private let state = Mutex<(observation: ObjectTreeObservation?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(observation: ObjectTreeObservation?, cancelled: Bool)>((nil, false))
 
     func set(_ o: ObjectTreeObservation) {
         let cancelled = state.withLock { s -> Bool in

@@ -11,7 +11,7 @@ extension CentralManager {
             promise.failure(busUnavailable)
             return promise.future
         }
-        return Adapters(connection: connection, context: context).list(timeout: timeout)
+        return Adapters(connection: connection, context: context, clock: clock).list(timeout: timeout)
     }
 
     /// The adapter in use (`hci0`; nil when there is none), then each time it changes. A manager

@@ -3,10 +3,10 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// Monitor application roots are unique per process: `/org/bluecap/monitorN`.
-private let nextMonitorRoot = Mutex(0)
+private let nextMonitorRoot = Locked(0)
 
 extension CentralManager {
     /// Monitors advertisements passively on the adapter in use and yields each device found and

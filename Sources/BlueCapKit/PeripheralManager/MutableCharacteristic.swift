@@ -4,6 +4,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
+import Locking
 import Synchronization
 
 /// A characteristic of a ``MutableService``, exported as `org.bluez.GattCharacteristic1`
@@ -32,7 +33,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         var writes: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
     }
     // Sendable through this lock; streams are pushed to after unlocking.
-    private let streams = Mutex(Streams())
+    private let streams = Locked(Streams())
     private let subscriptions: StreamPromise<SubscriptionEvent>
     private let unanswered = StreamPromise<UnansweredRequest>(capacity: 10)
     private let unansweredCount = Atomic<Int>(0)

@@ -2,7 +2,7 @@
 // with org.bluez.AdvertisementMonitorManager1 (BlueZ's passive scanning, experimental in 5.66).
 
 import DBus
-import Synchronization
+import Locking
 
 // MARK: - AdvertisementMonitorManager1
 
@@ -85,13 +85,13 @@ public final class AdvertisementMonitorHandle: Sendable {
         var registered = false
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(root: ObjectPath, connection: Connection, adapter: ObjectPath, exports: [ExportHandle]) {
         self.root = root
         self.connection = connection
         self.adapter = adapter
-        state = Mutex(State(exports: exports))
+        state = Locked(State(exports: exports))
     }
 
     deinit { unexport() }

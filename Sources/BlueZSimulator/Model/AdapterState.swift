@@ -1,5 +1,7 @@
 // AdapterState / DeviceState: the per-adapter and per-device state of the simulated bluetoothd.
 
+import Timing
+
 // MARK: - AdapterState
 
 /// One simulated controller (hciN) and what bluetoothd tracks for it.
@@ -20,7 +22,7 @@ final class AdapterState: @unchecked Sendable {
     /// `DiscoverableTimeout` in seconds (0: forever); bluetoothd's default is 180.
     var discoverableTimeout: UInt32 = 180
     /// Turns Discoverable off when the timeout passes.
-    var discoverableWork: ScheduledWork?
+    var discoverableWork: ClockTask?
     var pairable = true
     var discovering = false
     /// Discovery clients by bus unique name (with a filter, active or not).
@@ -85,8 +87,8 @@ final class DeviceState: @unchecked Sendable {
     var link: Link = .disconnected
     var servicesResolved = false
     var pendingConnects: [(Result<Void, BlueZErrorReply>) -> Void] = []
-    var connectWork: ScheduledWork?
-    var temporaryWork: ScheduledWork?
+    var connectWork: ClockTask?
+    var temporaryWork: ClockTask?
     /// GATT object paths published for this device (when connected).
     var gattPaths: [String] = []
     /// Characteristic value handle → bus names with a StartNotify session.

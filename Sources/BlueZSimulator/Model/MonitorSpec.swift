@@ -66,8 +66,8 @@ final class MonitorApp: @unchecked Sendable {
     // Confined to the simulator's queue like its app; `@unchecked Sendable` for its timers' closures.
     final class Tracked: @unchecked Sendable {
         var found = false
-        var highWork: ScheduledWork?
-        var lostWork: ScheduledWork?
+        var highWork: ClockTask?
+        var lostWork: ClockTask?
     }
 
     let owner: String

@@ -105,7 +105,7 @@ extension SimulatorCore {
         app.tracked[n, default: [:]][address] = t
         if let level = heard, level > rssi.high, !t.found {
             if t.highWork == nil {
-                t.highWork = scheduler.schedule(after: .seconds(Int(rssi.highTimeout))) { [weak self, weak app] in
+                t.highWork = clock.schedule(after: .seconds(Int(rssi.highTimeout))) { [weak self, weak app] in
                     guard let self, let app else { return }
                     t.highWork = nil
                     guard !t.found, self.monitorApps.values.contains(where: { $0 === app }), let a = self.adapters[app.adapter],
@@ -120,7 +120,7 @@ extension SimulatorCore {
         }
         if t.found, heard.map({ $0 < rssi.low }) ?? true {
             if t.lostWork == nil {
-                t.lostWork = scheduler.schedule(after: .seconds(Int(rssi.lowTimeout))) { [weak self, weak app] in
+                t.lostWork = clock.schedule(after: .seconds(Int(rssi.lowTimeout))) { [weak self, weak app] in
                     guard let self, let app else { return }
                     t.lostWork = nil
                     guard t.found, self.monitorApps.values.contains(where: { $0 === app }), let a = self.adapters[app.adapter] else { return }
