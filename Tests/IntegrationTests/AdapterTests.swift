@@ -87,6 +87,22 @@ struct AdapterTests {
         #expect(manager.adapter == "hci1")
     }
 
+    @Test("a manager bound to hci1 follows its address: another controller taking hci1 is not it; its own back as hci2 is")
+    func boundManagerFollowsAddress() async throws {
+        let h = try await CentralHarness.start(adapters: 2)
+        defer { h.stop() }
+        let manager = CentralManager(adapter: "hci1", connection: h.client)
+        try await manager.whenPoweredOn(timeout: .seconds(5)).value
+        let address = try #require(h.simulator.adapterAddress(1))
+        let states = collect(manager.whenStateChanges())
+        h.simulator.removeAdapter(1)
+        try await waitUntil("poweredOff without an adapter") { states.items.last == .poweredOff && manager.adapter == nil }
+        #expect(h.simulator.addAdapter(address: "00:B1:0E:5C:00:99") == 1)
+        #expect(h.simulator.addAdapter(address: address) == 2)
+        try await manager.whenPoweredOn(timeout: .seconds(5)).value
+        #expect(manager.adapter == "hci2")
+    }
+
     @Test("a manager without an adapter name moves to another powered adapter when its own is removed, and says so")
     func automaticManagerMoves() async throws {
         let h = try await CentralHarness.start(adapters: 2)

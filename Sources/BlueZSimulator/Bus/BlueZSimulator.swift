@@ -261,7 +261,7 @@ extension BlueZSimulator {
 
     /// Fault: plugs in a new adapter; returns its index.
     @discardableResult
-    public func addAdapter() -> Int { sync { $0.addAdapter() } }
+    public func addAdapter(address: String? = nil) -> Int { sync { $0.addAdapter(address: address) } }
 
     /// Fault: ServicesResolved=true is published `delay` BEFORE the GATT objects (nil: BlueZ order).
     public func setServicesResolvedEarly(_ delay: Duration?) { sync { $0.servicesResolvedEarly = delay } }

@@ -34,9 +34,9 @@ final class AdapterState: @unchecked Sendable {
     /// Registered GATT applications by (owner, root).
     var applications: [AdvertisementKey: LocalApplication] = [:]
 
-    init(index: Int, name: String) {
+    init(index: Int, name: String, address: String? = nil) {
         self.index = index
-        self.address = BluetoothAddress.adapter(index)
+        self.address = address ?? BluetoothAddress.adapter(index)
         self.systemName = name
     }
 

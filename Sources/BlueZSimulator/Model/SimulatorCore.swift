@@ -79,11 +79,13 @@ public final class SimulatorCore: @unchecked Sendable {
     }
 
     /// Adds the next adapter (hciN with the lowest free N); returns N. Fault: "adapter plugged in".
+    /// `address` (default: derived from N) lets a test plug a controller back under another index,
+    /// as the kernel does when a USB dongle returns while another took its old number.
     @discardableResult
-    public func addAdapter() -> Int {
+    public func addAdapter(address: String? = nil) -> Int {
         var index = 0
         while adapters[index] != nil { index += 1 }
-        let adapter = AdapterState(index: index, name: "bluez-sim #\(index)")
+        let adapter = AdapterState(index: index, name: "bluez-sim #\(index)", address: address?.uppercased())
         adapters[index] = adapter
         store.add(adapter.path, adapterInterfaces(adapter))
         return index
