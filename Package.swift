@@ -10,6 +10,8 @@ let package = Package(
     products: [
         .library(name: "BlueCapKit", targets: ["BlueCapKit"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        // A private dbus-daemon and clean process spawning for tests (re-exported by BlueZSimulator).
+        .library(name: "BlueCapTesting", targets: ["BlueCapTesting"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
@@ -34,8 +36,10 @@ let package = Package(
         .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
+        // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
+        .target(name: "BlueCapTesting", dependencies: ["CDBus"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(
@@ -50,9 +54,9 @@ let package = Package(
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
         // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
         // simulator + manager) shared by the bus tiers and the soak.
-        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "Locking"],
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "Locking", "BlueCapTesting"],
                 path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking", "BlueCapTesting"], swiftSettings: strict),
         .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),

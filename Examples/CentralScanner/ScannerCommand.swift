@@ -1,9 +1,7 @@
 // ScannerCommand: central-scanner's two modes, with or without --simulate.
 
 import BlueCapKit
-import DBus
 import Foundation
-import Futures
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -108,7 +106,14 @@ enum ScannerCommand {
         }
         let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
             let once = Promise<(any Error)?>()
-            scan.onFailure { once.success($0) }
+            scan.onFailure { error in
+                // The end of the --duration scan, not a failure.
+                if let error = error as? CentralManagerError, error.kind == .scanTimedOut {
+                    once.success(nil)
+                } else {
+                    once.success(error)
+                }
+            }
             scan.onFinish { once.success(nil) }
             once.future.onSuccess { c.resume(returning: $0) }
         }

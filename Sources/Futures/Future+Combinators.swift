@@ -10,12 +10,13 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> M
     ) -> Future<M> {
         let promise = Promise<M>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value): promise.complete(Result { try mapping(value) })
             case .failure(let error): promise.failure(error)
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -28,7 +29,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> Future<M>
     ) -> Future<M> {
         let promise = Promise<M>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
@@ -36,12 +37,17 @@ extension Future {
                 promise.failure(error)
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
     /// A stream fed by the stream that `mapping` returns for this future's value. If this
     /// future (or `mapping`) fails, the stream carries the error and finishes.
-    /// - Parameter capacity: how many results the new stream keeps for replay.
+    /// - Parameters:
+    ///   - capacity: how many results the new stream keeps for replay.
+    ///   - context: where `mapping` runs.
+    ///   - cancelToken: cancels the callback before it runs.
+    ///   - mapping: makes the stream from this future's value.
     @inlinable
     public func flatMap<M: Sendable>(
         capacity: Int = FutureStream<M>.defaultCapacity,
@@ -50,7 +56,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> FutureStream<M>
     ) -> FutureStream<M> {
         let promise = StreamPromise<M>(capacity: capacity)
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(stream: try mapping(value)) } catch { promise.finish(throwing: error) }
@@ -58,6 +64,7 @@ extension Future {
                 promise.finish(throwing: error)
             }
         }
+        if let route { promise.onAbandoned { [weak self] in self?.dropInterest(route) } }
         return promise.stream
     }
 
@@ -69,12 +76,13 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> T
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success: promise.complete(result)
             case .failure(let error): promise.complete(Result { try recovery(error) })
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -86,7 +94,7 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success:
                 promise.complete(result)
@@ -94,6 +102,7 @@ extension Future {
                 do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -130,10 +139,11 @@ extension Future {
         _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             effect(result)
             promise.complete(result)
         }
+        link(promise.future, to: route)
         return promise.future
     }
 

@@ -11,13 +11,13 @@ public typealias PeripheralError = BlueCapError
 // MARK: - CentralManager's errors
 
 extension BlueCapError {
-    /// ``BlueZErrorKind/notPoweredOn``: the manager's adapter is in `state`.
+    /// `.notPoweredOn`: the manager's adapter is in `state`.
     public static func notPoweredOn(_ state: ManagerState) -> BlueCapError {
         BlueCapError(kind: .notPoweredOn, operation: "CentralManager",
                      message: "the adapter is not powered on (state \(state)): power it with `bluetoothctl power on`")
     }
 
-    /// ``BlueZErrorKind/busUnavailable``: the bus could not be reached (`message` names the address).
+    /// `.busUnavailable`: the bus could not be reached (`message` names the address).
     public static func busUnavailable(_ message: String) -> BlueCapError {
         BlueCapError(kind: .busUnavailable, operation: "CentralManager", message: message)
     }
@@ -27,11 +27,22 @@ extension BlueCapError {
         BlueCapError(error, operation: "CentralManager.startScanning (\(error.operation ?? "org.bluez.Adapter1.StartDiscovery"))")
     }
 
-    /// ``BlueZErrorKind/scanReplaced``: a newer scan replaced this one.
+    /// `.scanReplaced`: a newer scan replaced this one.
     public static let scanReplaced = BlueCapError(kind: .scanReplaced, operation: "CentralManager.startScanning",
                                                   message: "replaced by a newer scan")
 
-    /// ``BlueZErrorKind/adapterUnavailable``: bluetoothd left the bus or the adapter went away
+    /// `.scanTimedOut`: the `timeout` given to `startScanning(timeout:)` passed and the scan was
+    /// stopped (`org.bluez.Adapter1.StopDiscovery`); ``timeout`` holds it. Scan longer, or scan
+    /// again, if the peripheral was not found.
+    public static func scanTimedOut(after timeout: Duration) -> BlueCapError {
+        let (seconds, attoseconds) = timeout.components
+        let text = attoseconds == 0 ? "\(seconds)" : "\(Double(seconds) + Double(attoseconds) / 1e18)"
+        return BlueCapError(kind: .scanTimedOut, operation: "CentralManager.startScanning", timeout: timeout,
+                            message: "the scan timed out after \(text) s (its timeout) and was stopped;"
+                                + " no peripheral is reported after that: pass a longer timeout, or scan again")
+    }
+
+    /// `.adapterUnavailable`: bluetoothd left the bus or the adapter went away
     /// while scanning; `state` is the manager's state then.
     public static func adapterUnavailable(_ state: ManagerState) -> BlueCapError {
         BlueCapError(kind: .adapterUnavailable, operation: "CentralManager.startScanning",

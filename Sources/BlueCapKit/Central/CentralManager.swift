@@ -45,7 +45,7 @@ public final class CentralManager: Sendable {
 
     /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
     /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.
-    /// `clock` times every deadline (real time by default; a ``ManualClock`` in tests).
+    /// `clock` times every deadline (real time by default; a `ManualClock` in tests).
     public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
                 clock: any TimerClock = SystemClock.shared) {
         self.context = context
@@ -100,7 +100,7 @@ public final class CentralManager: Sendable {
     /// The stream keeps the latest state: a new subscriber gets it first.
     public func whenStateChanges() -> FutureStream<ManagerState> { stateStream.stream }
 
-    /// Completes once the state is `.poweredOn`; fails with ``CentralManagerError/notPoweredOn(_:)``
+    /// Completes once the state is `.poweredOn`; fails with ``BlueCapError/notPoweredOn(_:)``
     /// after `timeout`.
     ///
     /// The state is read only after catching up with the bus (a round trip to the bus daemon,

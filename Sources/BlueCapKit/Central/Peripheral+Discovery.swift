@@ -114,8 +114,8 @@ extension Peripheral {
     var linkIsUp: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
 
     /// Why an operation cannot start, nil while the link is up (``linkIsUp``), read under one
-    /// lock: ``PeripheralError/Kind/terminated`` after ``terminate()``, else
-    /// ``PeripheralError/Kind/notConnected``.
+    /// lock: `.terminated` after ``terminate()``, else
+    /// `.notConnected`.
     var linkDown: PeripheralError.Kind? {
         state.withLock { s in s.terminated ? .terminated : (s.linkIsUp ? nil : .notConnected) }
     }
@@ -126,7 +126,7 @@ extension Peripheral {
         guard !pending.isEmpty else { return }
         discoverServices().onComplete(context: .immediate) { result in
             for c in pending {
-                c.startNotifying().onComplete(context: .immediate) { r in
+                c.startNotifying(timeout: .seconds(10), resubscribeOnReconnect: true, byApp: false).onComplete(context: .immediate) { r in
                     switch r {
                     case .success: c.resubscribed()
                     case .failure(let error): BlueZLog.debug("\(c.path) re-subscription after reconnect failed: \(error)")
