@@ -2,7 +2,7 @@
 // --passive (advertisement monitors).
 
 import BlueCapKit
-import DBus
+import ExampleSupport
 import Foundation
 import Futures
 

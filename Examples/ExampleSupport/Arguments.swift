@@ -22,7 +22,7 @@ package struct Arguments {
     package mutating func next() -> String? { remaining.popFirst() }
 
     /// The next argument, not taken.
-    var peek: String? { remaining.first }
+    package var peek: String? { remaining.first }
 
     /// The value after `option`.
     package mutating func value(for option: String) throws(UsageError) -> String {
