@@ -7,7 +7,7 @@ import Locking
 
 /// The local Bluetooth adapters: a list, a stream of adapters added, removed and changed (a USB
 /// dongle unplugged and plugged back), and futures to change their settings. Also scans on
-/// several adapters at once (``startScanning(on:forServiceUUIDs:capacity:options:)``).
+/// several adapters at once (``startScanning(on:forServiceUUIDs:capacity:options:poweredOnTimeout:)``).
 ///
 /// ```swift
 /// let adapters = Adapters()
@@ -57,7 +57,7 @@ public final class Adapters: Sendable {
     }
 
     /// The adapters on `connection` (nil: the system bus); `clock` times every deadline (a
-    /// ``ManualClock`` in tests).
+    /// `ManualClock` in tests).
     public init(connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
                 clock: any TimerClock = SystemClock.shared) {
         self.context = context

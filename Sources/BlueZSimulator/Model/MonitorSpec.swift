@@ -7,10 +7,14 @@
 public struct MonitorSpec: Sendable, Equatable {
     /// One `(start position, AD type, content)` entry of `Patterns`.
     public struct Pattern: Sendable, Equatable {
+        /// The offset in the AD structure's data where `content` must start.
         public var start: UInt8
+        /// The AD type the pattern applies to (e.g. 0xFF manufacturer data).
         public var adType: UInt8
+        /// The bytes to match (1…31).
         public var content: [UInt8]
 
+        /// A pattern matching `content` at `start` in AD structures of type `adType`.
         public init(start: UInt8, adType: UInt8, content: [UInt8]) {
             self.start = start
             self.adType = adType
@@ -26,14 +30,19 @@ public struct MonitorSpec: Sendable, Equatable {
 
     /// RSSI thresholds (dBm) and timeouts (seconds), all set.
     public struct RSSI: Sendable, Equatable {
+        /// `RSSIHighThreshold`: a device at or above it for `highTimeout` s is found.
         public var high: Int16
+        /// `RSSIHighTimeout`, seconds.
         public var highTimeout: UInt16
+        /// `RSSILowThreshold`: a found device below it for `lowTimeout` s is lost.
         public var low: Int16
+        /// `RSSILowTimeout`, seconds.
         public var lowTimeout: UInt16
     }
 
     /// The object path.
     public var path: String
+    /// The `Patterns` entries; an advertisement matching any one of them matches.
     public var patterns: [Pattern]
     /// nil: every matching advertisement is reported found, and no device is ever lost.
     public var rssi: RSSI?

@@ -44,7 +44,7 @@ public final class SimulatorCore: @unchecked Sendable {
     var storm: ClockTask?
     var stormTick = 0
     /// bluetoothd runs with `--experimental`: adapters export `AdvertisementMonitorManager1`.
-    /// Set before adapters are published (``BlueZSimulator/start(busAddress:adapters:experimental:)``).
+    /// Set before adapters are published (``BlueZSimulator/start(busAddress:adapters:experimental:clock:)``).
     public var experimental = false
     /// Reaches registered monitoring apps (set by the D-Bus face).
     public weak var monitorBridge: MonitorBridge?
