@@ -53,7 +53,7 @@ enum ScannerCommand {
         }
 
         // Without --simulate: a clear message when no adapter is usable.
-        if !options.simulate {
+        if !options.simulate, !options.listAdapters {
             do { _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value } catch {
                 console.error(ExampleFailure.adapter(manager.state, adapter: adapter).description)
                 await cleanup()
@@ -62,8 +62,14 @@ enum ScannerCommand {
         }
 
         let status: Int32
-        if options.accelerometer {
+        if options.listAdapters {
+            status = await listAdapters(connection, console)
+        } else if options.accelerometer {
             status = await accelerometer(manager, options, console, cleanup: cleanup)
+        } else if !options.passive.isEmpty {
+            status = await passive(manager, options, console, cleanup: cleanup)
+        } else if options.allAdapters {
+            status = await scanAll(connection, options, console, cleanup: cleanup)
         } else {
             status = await scan(manager, options, console, cleanup: cleanup)
         }

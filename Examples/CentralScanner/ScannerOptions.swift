@@ -8,7 +8,9 @@ import ExampleSupport
 struct ScannerOptions: CommandOptions {
     static let program = "central-scanner"
     static let usage = """
-        usage: central-scanner [--adapter hciN] [--service UUID]... [--name-prefix P] [--duration S] [--json] [--simulate]
+        usage: central-scanner [--adapter hciN|all] [--service UUID]... [--name-prefix P] [--duration S] [--json] [--simulate]
+               central-scanner --passive PATTERN... [--adapter hciN] [--duration S] [--json] [--simulate]
+               central-scanner --list-adapters [--json] [--simulate]
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
@@ -17,6 +19,18 @@ struct ScannerOptions: CommandOptions {
             --service UUID      only devices advertising this service (repeatable)
             --name-prefix P     only devices whose name starts with P
             --duration S        scan S seconds, then exit 0 (default: until Ctrl-C)
+            --adapter all       scan on every powered adapter at once; each line names the adapter
+
+          Passive mode: no scan requests, bluetoothd's advertisement monitor (bluetoothd --experimental
+          on BlueZ 5.66) reports devices found and lost ({"event":"found"|"lost","adapter":…,"address":…}).
+            --passive PATTERN   TYPE:HEX or TYPE:OFFSET:HEX, hex AD type and bytes (repeatable, any
+                                matches): ff:ffff01 is manufacturer data of company 0xFFFF starting
+                                with 01. A BlueZ advertiser's name is in its scan response, which a
+                                passive scan never gets: match its manufacturer data or UUIDs instead.
+
+          List mode: the adapters, a table or one JSON object per line ({"event":"adapter","name":…,
+          "address":…,"alias":…,"powered":…,"discoverable":…,"pairable":…,"discovering":…,
+          "roles":[…],"monitoring":…}).
 
           Accelerometer mode: find a TI SensorTag accelerometer (service F000AA10-…), connect,
           enable it, set its period and print its samples in g ({"event":"sample","x":…,"y":…,"z":…}).
@@ -41,6 +55,9 @@ struct ScannerOptions: CommandOptions {
     var accelerometer = false
     var samples: Int?
     var periodMs = 100
+    var allAdapters = false
+    var passive: [MonitorPattern] = []
+    var listAdapters = false
 
     /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
     private var scanOnly: [String] = []
@@ -49,7 +66,20 @@ struct ScannerOptions: CommandOptions {
     /// Takes one option of `central-scanner` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
         switch option {
-        case "--adapter": adapter = try args.adapter(for: option)
+        case "--adapter":
+            if args.peek == "all" {
+                _ = try args.value(for: option)
+                allAdapters = true
+                scanOnly.append("--adapter all")
+            } else {
+                adapter = try args.adapter(for: option)
+            }
+        case "--passive":
+            let text = try args.value(for: option)
+            guard let pattern = MonitorPattern(parsing: text) else { throw UsageError("--passive needs TYPE:HEX or TYPE:OFFSET:HEX, not \(text)") }
+            passive.append(pattern)
+            scanOnly.append(option)
+        case "--list-adapters": listAdapters = true
         case "--service":
             let text = try args.value(for: option)
             guard let uuid = BLEUUID(string: text) else { throw UsageError("--service needs a UUID (180D or 128-bit), not \(text)") }
@@ -71,5 +101,7 @@ struct ScannerOptions: CommandOptions {
     func validate() throws(UsageError) {
         if accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
         if !accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
+        if allAdapters, !passive.isEmpty { throw UsageError("--passive monitors one adapter, not --adapter all") }
+        if listAdapters, accelerometer || !scanOnly.isEmpty { throw UsageError("--list-adapters takes only --json and --simulate") }
     }
 }

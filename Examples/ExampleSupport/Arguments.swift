@@ -21,6 +21,9 @@ package struct Arguments {
     /// The next argument, or nil at the end.
     package mutating func next() -> String? { remaining.popFirst() }
 
+    /// The next argument, not taken.
+    package var peek: String? { remaining.first }
+
     /// The value after `option`.
     package mutating func value(for option: String) throws(UsageError) -> String {
         guard let v = remaining.popFirst(), !v.hasPrefix("--") else { throw UsageError("\(option) needs a value") }

@@ -24,7 +24,8 @@ package final class SimulatedWorld: Sendable {
     package static func start(neighbours: Bool) async throws -> SimulatedWorld {
         let daemon = try BusDaemon()
         do {
-            let simulator = try await BlueZSimulator.start(busAddress: daemon.address, adapters: 2)
+            // As bluetoothd -E: AdvertisementMonitorManager1 is there (central-scanner --passive).
+            let simulator = try await BlueZSimulator.start(busAddress: daemon.address, adapters: 2, experimental: true)
             if neighbours {
                 simulator.add(SimulatedPeripheral.spec(address: "C0:FF:EE:00:00:01").name("Heart Rate Strap").rssi(-71)
                     .advertising(uuids: ["0000180d-0000-1000-8000-00805f9b34fb"]))

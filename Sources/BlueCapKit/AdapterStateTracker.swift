@@ -7,11 +7,17 @@ import Locking
 /// central and peripheral managers.
 ///
 /// The adapter is the one named (`"hci1"`) when a name is given; otherwise the first powered
-/// adapter by hci index, else the first adapter. Once chosen it is kept while it exists.
+/// adapter by hci index, else the first adapter. Once chosen it is kept while it exists. A named
+/// adapter is bound by its address once seen: when it is unplugged and comes back under another
+/// index (`hci3`), the manager follows it; another controller taking the name `hci1` is not it.
+/// Without a name, when the adapter in use disappears the first powered one left is taken.
 ///
 /// - `org.bluez` not known yet: `.unknown`; never on the bus: `.unsupported`; gone after being
 ///   there: `.resetting` until it is back and loaded.
-/// - Loaded, no (matching) adapter: `.unsupported`, or `.resetting` when the adapter in use went away.
+/// - Loaded, no (matching) adapter: `.unsupported` when there never was one; `.poweredOff` when
+///   the adapter in use was removed (unplugged) while bluetoothd stayed, until an adapter (the
+///   same address, for a named one) is back; `.resetting` while a restarted bluetoothd has not
+///   published it yet.
 /// - `GetManagedObjects` refused by the bus policy: `.unauthorized`.
 /// - Otherwise `Powered` gives `.poweredOn` / `.poweredOff`.
 ///
@@ -26,6 +32,10 @@ final class AdapterStateTracker: Sendable {
     private struct Inner {
         var snapshot = Snapshot()
         var hadAdapter = false
+        /// The `org.bluez` owner under which an adapter was last in use.
+        var ownerWithAdapter: String?
+        /// The address of the named adapter, once seen.
+        var boundAddress: String?
         var observers: [Int: @Sendable (Snapshot) -> Void] = [:]
         var nextID = 0
         var treeObservation: ObjectTreeObservation?
@@ -83,14 +93,22 @@ final class AdapterStateTracker: Sendable {
         let status = tree.status
         let adapters = tree.paths(withInterface: Adapter1.interface)
         var powered: [ObjectPath: Bool] = [:]
+        var addresses: [ObjectPath: String] = [:]
         for p in adapters {
-            powered[p] = Adapter1.Properties(tree.properties(at: p, interface: Adapter1.interface) ?? [:], path: p).powered ?? false
+            let props = Adapter1.Properties(tree.properties(at: p, interface: Adapter1.interface) ?? [:], path: p)
+            powered[p] = props.powered ?? false
+            addresses[p] = props.address
         }
         let (changed, observers) = inner.withLock { i -> (Snapshot?, [@Sendable (Snapshot) -> Void]) in
             var next = Snapshot()
-            next.adapter = choose(from: adapters, powered: powered, current: i.snapshot.adapter)
-            next.state = state(status: status, adapter: next.adapter, powered: powered, hadAdapter: i.hadAdapter)
-            if next.adapter != nil { i.hadAdapter = true }
+            next.adapter = choose(from: adapters, powered: powered, addresses: addresses, current: i.snapshot.adapter, bound: i.boundAddress)
+            let unplugged = i.hadAdapter && status.owner != nil && status.owner == i.ownerWithAdapter
+            next.state = state(status: status, adapter: next.adapter, powered: powered, hadAdapter: i.hadAdapter, unplugged: unplugged)
+            if let a = next.adapter {
+                i.hadAdapter = true
+                i.ownerWithAdapter = status.owner
+                if adapterName != nil, i.boundAddress == nil { i.boundAddress = addresses[a] }
+            }
             if !status.everOwned { i.hadAdapter = false }
             guard next != i.snapshot else { return (nil, []) }
             i.snapshot = next
@@ -101,8 +119,10 @@ final class AdapterStateTracker: Sendable {
         for o in observers { o(changed) }
     }
 
-    private func choose(from adapters: [ObjectPath], powered: [ObjectPath: Bool], current: ObjectPath?) -> ObjectPath? {
+    private func choose(from adapters: [ObjectPath], powered: [ObjectPath: Bool], addresses: [ObjectPath: String],
+                        current: ObjectPath?, bound: String?) -> ObjectPath? {
         if let adapterName {
+            if let bound { return adapters.sorted().first { addresses[$0] == bound } }
             return adapters.first { Adapter1.name(of: $0) == adapterName }
         }
         if let current, adapters.contains(current) { return current }
@@ -110,7 +130,8 @@ final class AdapterStateTracker: Sendable {
         return ordered.first { powered[$0] == true } ?? ordered.first
     }
 
-    private func state(status: ObjectTree.Status, adapter: ObjectPath?, powered: [ObjectPath: Bool], hadAdapter: Bool) -> ManagerState {
+    private func state(status: ObjectTree.Status, adapter: ObjectPath?, powered: [ObjectPath: Bool], hadAdapter: Bool,
+                       unplugged: Bool) -> ManagerState {
         guard status.ownerKnown else { return .unknown }
         guard status.owner != nil else { return status.everOwned ? .resetting : .unsupported }
         if let error = status.loadError {
@@ -120,7 +141,7 @@ final class AdapterStateTracker: Sendable {
             }
         }
         guard status.loaded else { return hadAdapter ? .resetting : .unknown }
-        guard let adapter else { return hadAdapter ? .resetting : .unsupported }
+        guard let adapter else { return unplugged ? .poweredOff : hadAdapter ? .resetting : .unsupported }
         return powered[adapter] == true ? .poweredOn : .poweredOff
     }
 }

@@ -58,6 +58,14 @@ public struct Adapter1: Sendable {
         public var uuids: [String]?
         /// `Roles` ("central", "peripheral", "central-peripheral").
         public var roles: [String]?
+        /// `DiscoverableTimeout` in seconds (0: forever).
+        public var discoverableTimeout: UInt32?
+        /// `Manufacturer`: the controller's company identifier (BlueZ 5.66+, experimental).
+        public var manufacturer: UInt16?
+        /// `Version`: the controller's Bluetooth core version code (BlueZ 5.66+, experimental).
+        public var version: UInt8?
+        /// `Modalias`.
+        public var modalias: String?
 
         /// Decodes `properties` (as held by the ``ObjectTree``).
         public init(_ properties: [String: DBusValue], path: ObjectPath? = nil) {
@@ -73,6 +81,10 @@ public struct Adapter1: Sendable {
             discovering = r.get("Discovering")
             uuids = r.get("UUIDs")
             roles = r.get("Roles")
+            discoverableTimeout = r.get("DiscoverableTimeout")
+            manufacturer = r.get("Manufacturer")
+            version = r.get("Version")
+            modalias = r.get("Modalias")
         }
     }
 
@@ -92,10 +104,13 @@ public struct Adapter1: Sendable {
         public var duplicateData: Bool?
         /// `Pattern`: address or name prefix.
         public var pattern: String?
+        /// `Discoverable`: make the adapter discoverable while this client discovers.
+        public var discoverable: Bool?
 
         /// An empty filter.
         public init(uuids: [String] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: String? = nil,
-                    duplicateData: Bool? = nil, pattern: String? = nil) {
+                    duplicateData: Bool? = nil, pattern: String? = nil, discoverable: Bool? = nil) {
+            self.discoverable = discoverable
             self.uuids = uuids
             self.rssi = rssi
             self.pathloss = pathloss
@@ -113,6 +128,7 @@ public struct Adapter1: Sendable {
             if let transport { d["Transport"] = .string(transport) }
             if let duplicateData { d["DuplicateData"] = .bool(duplicateData) }
             if let pattern { d["Pattern"] = .string(pattern) }
+            if let discoverable { d["Discoverable"] = .bool(discoverable) }
             return .properties(d)
         }
     }
@@ -145,6 +161,34 @@ public struct Adapter1: Sendable {
     public func setPowered(_ on: Bool, timeout: Duration = .seconds(5),
                            completion: @escaping @Sendable (Result<Void, BlueZError>) -> Void) {
         connection.bluezSetProperty(path: path, interface: Self.interface, name: "Powered", value: .bool(on),
+                                    timeout: timeout, completion: completion)
+    }
+
+    /// Sets `Alias` (an empty string resets it to the system name).
+    public func setAlias(_ alias: String, timeout: Duration = .seconds(5),
+                         completion: @escaping @Sendable (Result<Void, BlueZError>) -> Void) {
+        connection.bluezSetProperty(path: path, interface: Self.interface, name: "Alias", value: .string(alias),
+                                    timeout: timeout, completion: completion)
+    }
+
+    /// Sets `Discoverable` (bluetoothd refuses with `NotReady` while the adapter is off).
+    public func setDiscoverable(_ on: Bool, timeout: Duration = .seconds(5),
+                                completion: @escaping @Sendable (Result<Void, BlueZError>) -> Void) {
+        connection.bluezSetProperty(path: path, interface: Self.interface, name: "Discoverable", value: .bool(on),
+                                    timeout: timeout, completion: completion)
+    }
+
+    /// Sets `DiscoverableTimeout` in seconds (0: discoverable until switched off).
+    public func setDiscoverableTimeout(_ seconds: UInt32, timeout: Duration = .seconds(5),
+                                       completion: @escaping @Sendable (Result<Void, BlueZError>) -> Void) {
+        connection.bluezSetProperty(path: path, interface: Self.interface, name: "DiscoverableTimeout", value: .uint32(seconds),
+                                    timeout: timeout, completion: completion)
+    }
+
+    /// Sets `Pairable`.
+    public func setPairable(_ on: Bool, timeout: Duration = .seconds(5),
+                            completion: @escaping @Sendable (Result<Void, BlueZError>) -> Void) {
+        connection.bluezSetProperty(path: path, interface: Self.interface, name: "Pairable", value: .bool(on),
                                     timeout: timeout, completion: completion)
     }
 

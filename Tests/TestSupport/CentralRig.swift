@@ -52,7 +52,7 @@ public final class ConnectionEvents: Sendable {
 }
 
 /// A private bus with a BlueZSimulator (`adapters` adapters) and a `CentralManager` on its own
-/// client connection, powered on.
+/// client connection, powered on. With `experimental` the simulator runs as `bluetoothd -E`.
 public final class CentralRig: Sendable {
     /// The private bus.
     public let bus: TestBus
@@ -69,10 +69,11 @@ public final class CentralRig: Sendable {
     public let clock: ManualClock?
 
     /// Starts the bus and the simulator and waits until the manager is powered on. With
-    /// `manualClock`, the manager's deadlines run on ``clock`` (real time otherwise).
-    public static func start(adapters: Int = 1, manualClock: Bool = false) async throws -> CentralRig {
+    /// `manualClock`, the manager's deadlines run on ``clock`` (real time otherwise); with
+    /// `experimental`, the simulator runs as `bluetoothd --experimental` (advertisement monitors).
+    public static func start(adapters: Int = 1, manualClock: Bool = false, experimental: Bool = false) async throws -> CentralRig {
         let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters)
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, experimental: experimental)
         let rig = try CentralRig(bus: bus, simulator: simulator, clock: manualClock ? ManualClock() : nil)
         try await rig.manager.whenPoweredOn(timeout: .seconds(5)).value
         return rig

@@ -20,7 +20,7 @@ struct ScanSession {
     /// reported; nil when the filter needs properties other than RSSI (UUIDs, pattern): the
     /// caller then checks the device's properties in the tree.
     mutating func reportsRSSIChange(of path: ObjectPath, rssi: Int16?) -> Bool? {
-        if !uuids.isEmpty || !(options.pattern ?? "").isEmpty { return nil }
+        if !uuids.isEmpty || !(options.pattern ?? "").isEmpty || options.pathloss != nil { return nil }
         // No RSSI: not heard in this discovery.
         guard path.isDescendant(of: adapter, orSelf: false), let rssi else { return false }
         if let threshold = options.rssiThreshold, rssi < threshold { return false }
@@ -28,9 +28,7 @@ struct ScanSession {
     }
 
     var filter: Adapter1.DiscoveryFilter {
-        Adapter1.DiscoveryFilter(uuids: uuids.map(\.uuidString).sorted(), rssi: options.rssiThreshold,
-                                 transport: options.transport, duplicateData: options.allowDuplicates,
-                                 pattern: options.pattern)
+        options.discoveryFilter(uuids: uuids.map(\.uuidString).sorted())
     }
 }
 
@@ -212,6 +210,7 @@ extension CentralManager {
         // No RSSI: not heard in this discovery.
         guard let rssi = raw["RSSI"].flatMap({ try? Int16(dbusValue: $0) }) else { return false }
         if let threshold = scan.options.rssiThreshold, rssi < threshold { return false }
+        if !scan.options.passesPathloss(raw, rssi: rssi) { return false }
         if !scan.uuids.isEmpty {
             let uuids = raw["UUIDs"].flatMap { try? [String](dbusValue: $0) } ?? []
             let advertised = Set(uuids.compactMap { BLEUUID(string: $0) })

@@ -28,6 +28,8 @@ public final class CentralManager: Sendable {
     let tracker: AdapterStateTracker?
     private let busError: String?
     let stateStream = StreamPromise<ManagerState>(capacity: 1)
+    /// The adapter in use after each change (see CentralManager+Adapters).
+    let adapterStream = StreamPromise<String?>(capacity: 1)
 
     struct State {
         var peripherals: [ObjectPath: Peripheral] = [:]
@@ -35,6 +37,9 @@ public final class CentralManager: Sendable {
         var nextScan = 0
         var observations: [ObjectTreeObservation] = []
         var lastState: ManagerState = .unknown
+        var lastAdapter: ObjectPath?
+        /// The passive monitoring session (see CentralManager+Monitoring).
+        var monitor: MonitorSession?
     }
     let inner = Locked(State())
 
@@ -122,6 +127,12 @@ public final class CentralManager: Sendable {
     }
 
     private func adapterStateChanged(_ snapshot: AdapterStateTracker.Snapshot) {
+        let moved = inner.withLock { s -> Bool in
+            defer { s.lastAdapter = snapshot.adapter }
+            return s.lastAdapter != snapshot.adapter
+        }
+        if moved { adapterMoved(to: snapshot.adapter) }
+        endMonitoringIfAdapterGone(snapshot)
         let (changed, endedScan) = inner.withLock { s -> (Bool, ScanSession?) in
             let changed = s.lastState != snapshot.state
             s.lastState = snapshot.state

@@ -5,6 +5,7 @@ import DBus
 import Foundation
 import Futures
 import Locking
+import Synchronization
 
 /// A characteristic of a ``MutableService``, exported as `org.bluez.GattCharacteristic1`
 /// once the service is added to a ``PeripheralManager``.

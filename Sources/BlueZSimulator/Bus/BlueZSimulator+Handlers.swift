@@ -102,6 +102,16 @@ extension BlueZSimulator {
                 try core.unregisterAdvertisement(adapter: adapter ?? -1, owner: sender, path: p.rawValue, release: false)
             }
 
+        // Advertisement monitors (experimental)
+        case ("org.bluez.AdvertisementMonitorManager1", "RegisterMonitor"):
+            guard case .objectPath(let root)? = call.body.first, let index = adapter else { return reply(.failure(.invalidArguments)) }
+            registerMonitor(adapter: index, owner: sender, root: root, responder)
+        case ("org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor"):
+            run { () throws(BlueZErrorReply) in
+                guard case .objectPath(let root)? = call.body.first else { throw .invalidArguments }
+                try core.unregisterMonitor(adapter: adapter ?? -1, owner: sender, root: root.rawValue)
+            }
+
         // Accepted minimally.
         case ("org.bluez.AgentManager1", _), ("org.bluez.ProfileManager1", _):
             responder.succeed()

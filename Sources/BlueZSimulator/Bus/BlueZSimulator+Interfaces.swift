@@ -25,6 +25,7 @@ extension BlueZSimulator {
         "org.bluez.GattDescriptor1": [("ReadValue", "a{sv}", "ay"), ("WriteValue", "aya{sv}", "")],
         "org.bluez.AgentManager1": [("RegisterAgent", "os", ""), ("UnregisterAgent", "o", ""), ("RequestDefaultAgent", "o", "")],
         "org.bluez.ProfileManager1": [("RegisterProfile", "osa{sv}", ""), ("UnregisterProfile", "o", "")],
+        "org.bluez.AdvertisementMonitorManager1": [("RegisterMonitor", "o", ""), ("UnregisterMonitor", "o", "")],
     ]
 
     func methods(_ interface: String, _ path: String) -> [DBusMethod] {
@@ -85,7 +86,7 @@ extension BlueZSimulator {
         -> (@Sendable (DBusValue, MethodCall) throws(DBusRemoteError) -> Void)? {
         let writable: Set<String>
         switch interface {
-        case "org.bluez.Adapter1": writable = ["Powered", "Alias", "Discoverable", "Pairable"]
+        case "org.bluez.Adapter1": writable = ["Powered", "Alias", "Discoverable", "Pairable", "DiscoverableTimeout"]
         case "org.bluez.Device1": writable = ["Alias", "Trusted", "Blocked"]
         default: return nil
         }

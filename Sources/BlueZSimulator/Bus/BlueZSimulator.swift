@@ -48,14 +48,16 @@ public final class BlueZSimulator: @unchecked Sendable {
     /// `CentralManager` makes both sides' deadlines fall due only when a test advances it (the
     /// due work then runs on the simulator's queue, not the advancing thread).
     /// Throws when the bus is unreachable or the name is already owned.
-    public static func start(busAddress: String, adapters: Int = 2,
+    /// With `experimental`, the adapters export `org.bluez.AdvertisementMonitorManager1` as
+    /// bluetoothd 5.66 does only when run with `--experimental`.
+    public static func start(busAddress: String, adapters: Int = 2, experimental: Bool = false,
                              clock: (any TimerClock)? = nil) async throws -> BlueZSimulator {
-        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters, clock: clock)
+        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters, experimental: experimental, clock: clock)
         try await sim.takeName()
         return sim
     }
 
-    private init(busAddress: String, adapters: Int, clock: (any TimerClock)?) throws {
+    private init(busAddress: String, adapters: Int, experimental: Bool, clock: (any TimerClock)?) throws {
         let queue = DispatchQueue(label: "bluez-sim")
         self.queue = queue
         self.busAddress = busAddress
@@ -67,6 +69,8 @@ public final class BlueZSimulator: @unchecked Sendable {
         bridgeBox = SimulatorBridge(simulator: self)
         queue.sync {
             core.bridge = bridgeBox
+            core.monitorBridge = bridgeBox
+            core.experimental = experimental
             bringUp()
             core.start(adapters: adapters)
         }
@@ -257,7 +261,7 @@ extension BlueZSimulator {
 
     /// Fault: plugs in a new adapter; returns its index.
     @discardableResult
-    public func addAdapter() -> Int { sync { $0.addAdapter() } }
+    public func addAdapter(address: String? = nil) -> Int { sync { $0.addAdapter(address: address) } }
 
     /// Fault: ServicesResolved=true is published `delay` BEFORE the GATT objects (nil: BlueZ order).
     public func setServicesResolvedEarly(_ delay: Duration?) { sync { $0.servicesResolvedEarly = delay } }

@@ -19,6 +19,10 @@ final class AdapterState: @unchecked Sendable {
     var alias: String?
     var powered = true
     var discoverable = false
+    /// `DiscoverableTimeout` in seconds (0: forever); bluetoothd's default is 180.
+    var discoverableTimeout: UInt32 = 180
+    /// Turns Discoverable off when the timeout passes.
+    var discoverableWork: ClockTask?
     var pairable = true
     var discovering = false
     /// Discovery clients by bus unique name (with a filter, active or not).
@@ -30,9 +34,9 @@ final class AdapterState: @unchecked Sendable {
     /// Registered GATT applications by (owner, root).
     var applications: [AdvertisementKey: LocalApplication] = [:]
 
-    init(index: Int, name: String) {
+    init(index: Int, name: String, address: String? = nil) {
         self.index = index
-        self.address = BluetoothAddress.adapter(index)
+        self.address = address ?? BluetoothAddress.adapter(index)
         self.systemName = name
     }
 

@@ -80,4 +80,29 @@ struct AdvertisementSnapshot: Equatable {
     var serviceData: [String: [UInt8]]
     var appearance: UInt16?
     var connectable: Bool
+    /// The name travels in the scan response (as bluetoothd does for its own advertisements'
+    /// LocalName): an active scan gets it, a passive one (advertisement monitors) never does.
+    var nameInScanResponse = false
+
+    /// The AD structures a passive scan receives: manufacturer data (0xFF), service data (0x16
+    /// for 16-bit UUIDs, 0x21 otherwise), the service UUID lists (0x03, 0x07), the TX power
+    /// (0x0A) and, unless in the scan response, the complete local name (0x09).
+    var passiveADStructures: [(type: UInt8, data: [UInt8])] {
+        var result: [(type: UInt8, data: [UInt8])] = []
+        for (id, payload) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+            result.append((0xFF, [UInt8(id & 0xFF), UInt8(id >> 8)] + payload))
+        }
+        for (uuid, payload) in serviceData.sorted(by: { $0.key < $1.key }) {
+            let bytes = BluetoothUUID.littleEndianBytes(uuid)
+            result.append((bytes.count == 2 ? 0x16 : 0x21, bytes + payload))
+        }
+        let lists = uuids.map(BluetoothUUID.littleEndianBytes)
+        let short = lists.filter { $0.count == 2 }.flatMap { $0 }
+        let long = lists.filter { $0.count == 16 }.flatMap { $0 }
+        if !short.isEmpty { result.append((0x03, short)) }
+        if !long.isEmpty { result.append((0x07, long)) }
+        if let txPower { result.append((0x0A, [UInt8(bitPattern: Int8(clamping: txPower))])) }
+        if let name, !nameInScanResponse { result.append((0x09, Array(name.utf8))) }
+        return result
+    }
 }

@@ -16,11 +16,13 @@ extension SimulatorCore {
     }
 
     /// Adds the next adapter (hciN with the lowest free N); returns N. Fault: "adapter plugged in".
+    /// `address` (default: derived from N) lets a test plug a controller back under another index,
+    /// as the kernel does when a USB dongle returns while another took its old number.
     @discardableResult
-    public func addAdapter() -> Int {
+    public func addAdapter(address: String? = nil) -> Int {
         var index = 0
         while adapters[index] != nil { index += 1 }
-        let adapter = AdapterState(index: index, name: "bluez-sim #\(index)")
+        let adapter = AdapterState(index: index, name: "bluez-sim #\(index)", address: address?.uppercased())
         adapters[index] = adapter
         store.add(adapter.path, adapterInterfaces(adapter))
         return index
@@ -33,6 +35,7 @@ extension SimulatorCore {
         setPowered(index, false)
         for device in adapter.devices.values { forget(device) }
         adapterPeers[index] = nil
+        dropMonitors(adapter: index)
         adapters[index] = nil
         store.removeSubtree(adapter.path, including: true)
     }
@@ -46,7 +49,7 @@ extension SimulatorCore {
     // MARK: Adapter properties
 
     func adapterInterfaces(_ a: AdapterState) -> InterfaceMap {
-        [
+        var map: InterfaceMap = [
             "org.bluez.Adapter1": [
                 "Address": .string(a.address),
                 "AddressType": .string("public"),
@@ -56,7 +59,7 @@ extension SimulatorCore {
                 "Powered": .bool(a.powered),
                 "PowerState": .string(a.powered ? "on" : "off"),
                 "Discoverable": .bool(a.discoverable),
-                "DiscoverableTimeout": .uint32(180),
+                "DiscoverableTimeout": .uint32(a.discoverableTimeout),
                 "Pairable": .bool(a.pairable),
                 "PairableTimeout": .uint32(0),
                 "Connectable": .bool(true),
@@ -68,6 +71,8 @@ extension SimulatorCore {
             "org.bluez.GattManager1": [:],
             "org.bluez.LEAdvertisingManager1": advertisingManagerProperties(a),
         ]
+        if experimental { map["org.bluez.AdvertisementMonitorManager1"] = monitorManagerProperties }
+        return map
     }
 
     func advertisingManagerProperties(_ a: AdapterState) -> [String: PropertyValue] {
@@ -97,10 +102,22 @@ extension SimulatorCore {
             guard a.powered else { throw .notReady }
             a.discoverable = on
             store.set(a.path, "org.bluez.Adapter1", "Discoverable", .bool(on))
+            a.discoverableWork?.cancel()
+            a.discoverableWork = nil
+            if on, a.discoverableTimeout > 0 {
+                a.discoverableWork = clock.schedule(after: .seconds(Int(a.discoverableTimeout))) { [weak self, weak a] in
+                    guard let self, let a, a.discoverable else { return }
+                    a.discoverable = false
+                    self.store.set(a.path, "org.bluez.Adapter1", "Discoverable", .bool(false))
+                }
+            }
+        case ("DiscoverableTimeout", .uint32(let seconds)):
+            a.discoverableTimeout = seconds
+            store.set(a.path, "org.bluez.Adapter1", "DiscoverableTimeout", .uint32(seconds))
         case ("Pairable", .bool(let on)):
             a.pairable = on
             store.set(a.path, "org.bluez.Adapter1", "Pairable", .bool(on))
-        case ("Powered", _), ("Alias", _), ("Discoverable", _), ("Pairable", _):
+        case ("Powered", _), ("Alias", _), ("Discoverable", _), ("Pairable", _), ("DiscoverableTimeout", _):
             throw .invalidArguments
         default:
             throw BlueZErrorReply(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "Property '\(name)' is not writable")
@@ -129,6 +146,8 @@ extension SimulatorCore {
             store.update(a.path, "org.bluez.LEAdvertisingManager1", advertisingManagerProperties(a).mapValues { $0 })
             a.discoveryClients.removeAll()
             a.discoverable = false
+            a.discoverableWork?.cancel()
+            a.discoverableWork = nil
         }
         a.powered = on
         store.update(a.path, "org.bluez.Adapter1", [

@@ -43,6 +43,7 @@ extension SimulatorCore {
     /// A bus client left: its discovery sessions and filters end (bluetoothd's disconnect watch),
     /// its notification sessions stop, its applications and advertisements are dropped.
     public func clientVanished(_ name: String) {
+        dropMonitors(owner: name)
         for a in adapters.values.sorted(by: { $0.index < $1.index }) {
             if a.discoveryClients.removeValue(forKey: name) != nil { updateDiscovering(a) }
             for device in a.devices.values {
@@ -115,6 +116,7 @@ extension SimulatorCore {
     /// One advertising report of `peer` received by `a`: creates the Device1 (InterfacesAdded)
     /// or updates it (PropertiesChanged), when discovering and the merged filter matches.
     func report(_ peer: RemotePeer, to a: AdapterState, force: Bool = false) {
+        monitorHeard(peer, by: a)
         guard a.discovering, let ad = peer.advertisement, ad.address != a.address, a.matchesMergedFilter(ad) else { return }
         if let device = a.devices[ad.address] {
             device.peer = peer

@@ -22,6 +22,7 @@ extension SimulatorCore {
                 linkLost(d, reason: .failed("le-connection-abort-by-remote"))
             }
         }
+        monitorsRefresh()
     }
 
     /// Changes a peripheral (RSSI, name, advertised data…); scanning adapters get a report.
@@ -54,6 +55,7 @@ extension SimulatorCore {
             }
         }
         reportEverywhere(peer, range: range)
+        monitorsRefresh()
     }
 
     /// The stored value of a peripheral's characteristic.
@@ -159,6 +161,8 @@ extension SimulatorCore {
                 for s in d.acquiredWrite.values { s.close() }
             }
         }
+        for app in monitorApps.values { app.cancelTimers() }
+        monitorApps.removeAll()
         adapters.removeAll()
         adapterPeers.removeAll()
         gatt.removeAll()

@@ -7,7 +7,7 @@
 // ServicesResolved, Device1 settings, pairing), GattPublisher (a connected device's GATT objects
 // and their index), +GattClient (read, write, notify, acquire on remote objects),
 // +LocalRegistrations (applications and advertisements of the peripheral role), +World
-// (simulated peripherals and the radio faults).
+// (simulated peripherals and the radio faults), +Monitors (advertisement monitors, --experimental).
 
 import Dispatch
 import Timing
@@ -51,6 +51,13 @@ public final class SimulatorCore: @unchecked Sendable {
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ClockTask?
     var stormTick = 0
+    /// bluetoothd runs with `--experimental`: adapters export `AdvertisementMonitorManager1`.
+    /// Set before adapters are published (``BlueZSimulator/start(busAddress:adapters:experimental:clock:)``).
+    public var experimental = false
+    /// Reaches registered monitoring apps (set by the D-Bus face).
+    public weak var monitorBridge: MonitorBridge?
+    /// Registered advertisement monitoring apps by (owner, root).
+    var monitorApps: [AdvertisementKey: MonitorApp] = [:]
 
     typealias GattObjectKind = GattPublisher.ObjectKind
 

@@ -1,0 +1,19 @@
+// PeripheralManager+ManufacturerData: advertising manufacturer specific data.
+import BlueZ
+import Foundation
+import Futures
+
+extension PeripheralManager {
+    /// Advertises connectably with `ManufacturerData` (`a{qv}`: payload by company identifier,
+    /// AD type 0xFF on the air), an optional `LocalName` and `ServiceUUIDs`, through
+    /// `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`. Replaces a current advertisement.
+    ///
+    /// bluetoothd puts the manufacturer data and the UUIDs in the advertising data and the local
+    /// name in the scan response: a passive scanner (an advertisement monitor) sees the data,
+    /// never the name. Keep the data small: 31 bytes of advertising data hold the flags (3),
+    /// one manufacturer entry (4 + payload) and a 128-bit UUID (18), leaving 6 bytes of payload.
+    public func startAdvertising(_ name: String? = nil, uuids: [BLEUUID] = [], manufacturerData: [UInt16: Data]) -> Future<Void> {
+        startAdvertising(LocalAdvertisement(type: .peripheral, serviceUUIDs: uuids.map(\.uuidString), localName: name,
+                                            manufacturerData: manufacturerData, includes: []))
+    }
+}
