@@ -26,9 +26,14 @@ struct ScanAbandonmentTests {
         defer { rig.stop() }
         let (discovering, subscription) = try await watchDiscovering(rig)
         defer { subscription.cancel() }
-        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first().timeout(after: 0.3)
+        // The timeout runs on a manual clock: it fires when the test says, however slow the bus is.
+        let time = ManualContext()
+        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first().timeout(after: 0.3, context: time)
         try await discovering.wait(for: 1)
         #expect(rig.manager.isScanning)
+        time.advance(by: .milliseconds(299))
+        #expect(rig.manager.isScanning)
+        time.advance(by: .milliseconds(1))
         await #expect(throws: FuturesError.timeout(after: .milliseconds(300))) { try await found.value }
         // Released before the timeout was reported.
         #expect(!rig.manager.isScanning)
