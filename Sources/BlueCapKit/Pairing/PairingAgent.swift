@@ -158,6 +158,11 @@ public final class PairingAgent: Sendable {
     private func answer(_ id: Int, _ reply: AgentReply) {
         guard let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         pending.deadline.cancel()
+        switch reply {
+        case .reject: LocalAgentAnswers.record(device: pending.responder.request.device.rawValue, .rejected)
+        case .cancel: LocalAgentAnswers.record(device: pending.responder.request.device.rawValue, .canceled)
+        default: break
+        }
         pending.responder.reply(reply)
     }
 

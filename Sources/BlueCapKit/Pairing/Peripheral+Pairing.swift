@@ -44,14 +44,29 @@ extension Peripheral {
     /// the device is already paired.
     ///
     /// Fails with ``PeripheralError/Kind/bluez`` carrying BlueZ's reason:
-    /// `.authenticationRejected` (an agent said no), `.authenticationCanceled` (an agent or
-    /// ``cancelPairing()`` gave up), `.authenticationFailed` (keys did not match),
-    /// `.authenticationTimeout`, `.connectionAttemptFailed`, `.alreadyExists` (paired meanwhile),
-    /// `.inProgress`; with ``PeripheralError/Kind/timeout`` after `timeout`.
+    /// `.authenticationRejected` (our agent said no: bluetoothd reports that as
+    /// `AuthenticationFailed`, turned into `.authenticationRejected` here because the library
+    /// knows its agent refused; BlueZ's message is kept), `.authenticationCanceled` (our agent or
+    /// ``cancelPairing()`` gave up), `.authenticationFailed` (the remote side refused, or the
+    /// keys did not match), `.authenticationTimeout`, `.connectionAttemptFailed`, `.alreadyExists`
+    /// (paired meanwhile), `.inProgress`; with ``PeripheralError/Kind/timeout`` after `timeout`.
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
+        let started = ContinuousClock.now
+        let identifier = self.identifier
         return call("Peripheral.pair (org.bluez.Device1.Pair)", timeout: timeout) { device throws(BlueZError) in
-            try await device.pair(timeout: timeout)
+            do throws(BlueZError) {
+                try await device.pair(timeout: timeout)
+            } catch {
+                guard error.kind == .authenticationFailed else { throw error }
+                switch LocalAgentAnswers.take(device: identifier, since: started) {
+                case .rejected?: throw BlueZError(kind: .authenticationRejected, message: "rejected by this process's pairing agent (BlueZ: \(error.message))",
+                                                  operation: error.operation, path: error.path)
+                case .canceled?: throw BlueZError(kind: .authenticationCanceled, message: "canceled by this process's pairing agent (BlueZ: \(error.message))",
+                                                  operation: error.operation, path: error.path)
+                case nil: throw error
+                }
+            }
         }
     }
 
