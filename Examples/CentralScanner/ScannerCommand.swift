@@ -63,7 +63,14 @@ enum ScannerCommand {
         }
 
         let status: Int32
-        if options.accelerometer {
+        if let address = options.pair {
+            if let tag = sensorTag {
+                // The simulated SensorTag side needs a default agent that lets us pair.
+                let agent = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
+                _ = try? await agent.register(for: tag.manager).value
+            }
+            status = await PairMode.run(manager, address: address, options, console)
+        } else if options.accelerometer {
             status = await accelerometer(manager, options, console, cleanup: cleanup)
         } else {
             status = await scan(manager, options, console, cleanup: cleanup)

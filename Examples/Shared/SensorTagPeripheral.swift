@@ -20,7 +20,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
     let manager: PeripheralManager
     let console: Console
     let name: String
-    let service = MutableService(profile: TISensorTag.AccelerometerService.profile)
+    let service: MutableService
     private let queue = DispatchQueue(label: "sensortag.peripheral")
     private var enabled = false
     private var periodMs = Accelerometer.UpdatePeriod(rawValue: 100).period
@@ -30,10 +30,22 @@ final class SensorTagPeripheral: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var rateTimer: (any DispatchSourceTimer)?
 
-    init(manager: PeripheralManager, name: String, console: Console) {
+    /// With `secure`, reading Data needs an encrypted link (`encrypt-read`): an unpaired central
+    /// must pair first.
+    init(manager: PeripheralManager, name: String, console: Console, secure: Bool = false) {
         self.manager = manager
         self.name = name
         self.console = console
+        let profile = TISensorTag.AccelerometerService.profile
+        guard secure else {
+            service = MutableService(profile: profile)
+            return
+        }
+        service = MutableService(uuid: Accelerometer.uuid, name: Accelerometer.name, characteristics: profile.characteristics.map { c in
+            guard c.uuid == Accelerometer.Data.uuid else { return MutableCharacteristic(profile: c) }
+            return MutableCharacteristic(uuid: c.uuid, properties: c.properties, permissions: c.permissions.union(.readEncryptionRequired),
+                                         value: c.initialValue, name: c.name)
+        })
     }
 
     private var data: MutableCharacteristic { service.characteristic(Accelerometer.Data.uuid)! }

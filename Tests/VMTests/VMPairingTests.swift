@@ -176,8 +176,9 @@ extension RealBlueZTests {
             #expect(!p.isPaired)
             #expect(try await rig.peripheralSidePaired(false))
 
-            // Pair (Just Works; Device1.Pair connects first): the responder side asks the
-            // default agent for authorization, the initiator's agent is asked nothing.
+            // Pair (Just Works): the responder side asks the default agent for authorization,
+            // the initiator's agent is asked nothing.
+            try await rig.connect(p)
             rig.peripheralAllows.store(true, ordering: .sequentiallyConsistent)
             let changes = collect(p.whenPairingChanges())
             let before = rig.peripheralRequests.items.count
@@ -192,7 +193,6 @@ extension RealBlueZTests {
             #expect(changes.items.last?.isPaired == true, "\(changes.items)")
 
             // Paired: the read succeeds.
-            if !p.isConnected { try await rig.connect(p) }
             let paired = try await rig.findSecret(p)
             _ = try await paired.read(timeout: .seconds(20)).value
             #expect(paired.value == SecureProfile.value)

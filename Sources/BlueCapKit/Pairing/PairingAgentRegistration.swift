@@ -89,7 +89,10 @@ public final class PairingAgentRegistration: Sendable {
         let observation = tree.observe { event in
             if case .ownerChanged(let o?) = event { promise.success(o) }
         }
-        defer { observation.cancel() }
+        defer {
+            observation.cancel()
+            promise.failure(CancellationError())  // no-op once completed; never left pending
+        }
         if let o = tree.status.owner { return o }
         if tree.status.ownerKnown, tree.status.owner == nil {
             throw BlueZError(kind: .serviceUnavailable, message: "org.bluez is not on the bus: is bluetoothd running?",

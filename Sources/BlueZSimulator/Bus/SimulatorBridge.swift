@@ -14,6 +14,9 @@ final class SimulatorBridge: ApplicationBridge, @unchecked Sendable {
 
     init(simulator: BlueZSimulator) { self.simulator = simulator }
 
+    /// The connection that owns `org.bluez` (read on the simulator's queue).
+    var connection: Connection? { simulator?.connection }
+
     private func options(_ o: ServerRequestOptions) -> DBusValue {
         var d: [String: DBusValue] = [
             "device": .objectPath((try? ObjectPath(o.device)) ?? .root), "link": .string(o.link), "mtu": .uint16(o.mtu),

@@ -51,6 +51,8 @@ public struct SimulatedPeripheral: Sendable {
     public var services: [SimulatedService] = []
     /// Answers reads and writes; the default stores values.
     public var firmware = PeripheralFirmware()
+    /// How it pairs (IO capability, refusal, silence).
+    public var pairing = SimulatedPairing()
 
     /// A peripheral with `address` (trapping on a malformed one) and nothing else.
     public static func spec(address: String) -> SimulatedPeripheral {
@@ -96,6 +98,8 @@ public struct SimulatedPeripheral: Sendable {
     }
     /// Sets the firmware.
     public func firmware(_ f: PeripheralFirmware) -> Self { with { $0.firmware = f } }
+    /// How it pairs.
+    public func pairing(_ p: SimulatedPairing) -> Self { with { $0.pairing = p } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self
@@ -170,4 +174,6 @@ public enum CharacteristicFlag: String, Sendable, Codable, CaseIterable {
     case encryptWrite = "encrypt-write"
     case encryptAuthenticatedRead = "encrypt-authenticated-read"
     case encryptAuthenticatedWrite = "encrypt-authenticated-write"
+    case secureRead = "secure-read"
+    case secureWrite = "secure-write"
 }

@@ -41,6 +41,9 @@ public final class SimulatorCore: @unchecked Sendable {
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ScheduledWork?
     var stormTick = 0
+    /// Agents and pairings in progress (SimulatorCore+Pairing).
+    var pairing = PairingRegistry()
+    var pairingTimeoutValue: Duration = .seconds(30)
 
     enum GattObjectKind {
         case service(UInt16)
