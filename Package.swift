@@ -10,6 +10,8 @@ let package = Package(
     products: [
         .library(name: "BlueCapKit", targets: ["BlueCapKit"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        // A private dbus-daemon and clean process spawning for tests (re-exported by BlueZSimulator).
+        .library(name: "BlueCapTesting", targets: ["BlueCapTesting"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
@@ -30,8 +32,10 @@ let package = Package(
         .target(name: "Futures", swiftSettings: strict),
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures"], swiftSettings: strict),
+        // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
+        .target(name: "BlueCapTesting", dependencies: ["CDBus"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(
@@ -46,9 +50,9 @@ let package = Package(
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
         // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
         // simulator + manager) shared by the bus tiers and the soak.
-        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator"],
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "BlueCapTesting"],
                 path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "BlueCapTesting"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator"], swiftSettings: strict),

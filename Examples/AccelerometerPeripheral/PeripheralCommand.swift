@@ -1,9 +1,7 @@
 // PeripheralCommand: accelerometer-peripheral, with or without --simulate.
 
 import BlueCapKit
-import DBus
 import Foundation
-import Futures
 
 enum PeripheralCommand {
     /// Runs until a signal (SignalTrap exits the process), or returns a failure status.

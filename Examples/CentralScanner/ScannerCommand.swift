@@ -1,9 +1,7 @@
 // ScannerCommand: central-scanner's two modes, with or without --simulate.
 
 import BlueCapKit
-import DBus
 import Foundation
-import Futures
 import Synchronization
 #if canImport(Glibc)
 import Glibc

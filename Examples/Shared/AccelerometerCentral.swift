@@ -3,7 +3,6 @@
 
 import BlueCapKit
 import Foundation
-import Futures
 import Synchronization
 
 /// Finds a TI SensorTag accelerometer, connects (with retries), configures it and streams

@@ -1,6 +1,7 @@
 // Preflight: before using the system bus, say clearly what is missing (exit code 2).
 
-import DBus
+import BlueCapKit
+import DBus  // NameHasOwner before the managers exist: the one raw D-Bus call of the examples
 import Foundation
 
 /// The system bus is unusable for BlueZ: printed as one line, exit code 2.

@@ -4,7 +4,6 @@
 import BlueCapKit
 import Dispatch
 import Foundation
-import Futures
 
 /// Serves the TI accelerometer service (DESIGN §6) on a ``PeripheralManager``: Data (read +
 /// notify), Enabled (read + write, initial 0), UpdatePeriod (read + write, initial raw 100,

@@ -2,7 +2,7 @@
 // adapters, in this process, so the examples run on a machine without Bluetooth.
 
 import BlueZSimulator
-import DBus
+import BlueCapKit
 import Foundation
 
 /// A private bus with a simulated bluetoothd on it: hci0 and hci1 hear each other through the

@@ -3,5 +3,7 @@
 // (for instance one to a private bus running BlueZSimulator).
 @_exported import Futures
 @_exported import struct BlueZ.BlueZError
+@_exported import struct BlueZ.BlueZErrorKind
+@_exported import struct BlueZ.ATTError
 @_exported import class DBus.Connection
 @_exported import struct DBus.ObjectPath

@@ -34,4 +34,12 @@ public enum BlueZLog {
         }
         if observing, let body = observer.withLock({ $0 }) { body(message) }
     }
+
+    /// Writes `text` as one `bluecap: warning:` line on stderr, always (a misuse the app must
+    /// fix, such as a request left unanswered), and hands it to the observer.
+    public static func warning(_ text: String) {
+        var line = "bluecap: warning: " + text + "\n"
+        line.withUTF8 { buf in _ = write(2, buf.baseAddress, buf.count) }
+        if observed.load(ordering: .acquiring), let body = observer.withLock({ $0 }) { body("warning: " + text) }
+    }
 }

@@ -192,7 +192,7 @@ public final class Connection: Sendable {
     }
 
     /// Counters for diagnostics and tests: AddMatch / RemoveMatch calls sent so far.
-    public var matchRuleCounters: (addMatch: Int, removeMatch: Int) {
+    package var matchRuleCounters: (addMatch: Int, removeMatch: Int) {
         core.stats.withLock { ($0.addMatchSent, $0.removeMatchSent) }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 @testable import BlueCapKit
 
-final class BatteryModel: ServiceModel {
+final class BatteryModel: ServiceModel, @unchecked Sendable {
     @Characteristic("2A19") var batteryLevel: UInt8
     @Characteristic("2A29") var manufacturer: String
     @Characteristic("2A38") var location: BLESIGGATT.HeartRateService.BodySensorLocation?

@@ -45,7 +45,7 @@ struct ProxyDecodingTests {
         let e = BlueZError(.remote(DBusRemoteError(name: "org.bluez.Error.InProgress", message: "In Progress")),
                            operation: "org.bluez.Device1.Connect", path: "/org/bluez/hci0/dev_C0")
         #expect(e.kind == .inProgress && e.isTransient)
-        #expect(e.description == "org.bluez.Device1.Connect on /org/bluez/hci0/dev_C0 failed: inProgress: In Progress")
+        #expect(e.description == "org.bluez.Device1.Connect on /org/bluez/hci0/dev_C0 failed: InProgress: In Progress")
         #expect(BlueZError(.timeout(after: .seconds(2))).kind == .timeout)
         #expect(BlueZError(kind: .failed, message: "le-connection-abort-by-local").isTransient)
         #expect(!BlueZError(kind: .failed, message: "Page Timeout").isTransient)

@@ -141,7 +141,7 @@ struct CentralConnectionTests {
             return nil
         }
         let error = try #require(result)
-        #expect(error.kind == .bluez)
+        #expect(error.kind == .notAuthorized)
         #expect(error.bluez?.kind == .notAuthorized)
         #expect(error.operation.contains("org.bluez.Device1.Connect"))
         #expect(error.path == device)

@@ -7,20 +7,20 @@ import Testing
 import TestSupport
 
 /// The Battery service's level.
-final class BatteryLevelModel: ServiceModel {
+final class BatteryLevelModel: ServiceModel, @unchecked Sendable {
     @Characteristic("2A19") var level: UInt8
     init() { super.init(serviceUUID: "180F") }
 }
 
 /// The Battery service with a property the simulated service lacks, and an optional one it lacks too.
-final class BatteryWithManufacturerModel: ServiceModel {
+final class BatteryWithManufacturerModel: ServiceModel, @unchecked Sendable {
     @Characteristic("2A19") var level: UInt8
     @Characteristic("2A29") var manufacturer: String
     init() { super.init(serviceUUID: "180F") }
 }
 
 /// The Battery service, the level seen as a fraction, and an optional name the service lacks.
-final class BatteryFractionModel: ServiceModel {
+final class BatteryFractionModel: ServiceModel, @unchecked Sendable {
     @Characteristic(wrappedValue: 0, "2A19", transformer: PercentTransformer()) var fraction: Double
     @Characteristic("2A29") var manufacturer: String?
     init() { super.init(serviceUUID: "180F") }
@@ -33,7 +33,7 @@ struct PercentTransformer: CharacteristicTransformer {
 }
 
 /// A vendor service: a writable target, a command characteristic.
-final class ThermostatModel: ServiceModel {
+final class ThermostatModel: ServiceModel, @unchecked Sendable {
     @Characteristic("FFE1") var target: UInt16
     @Characteristic("FFE3") var command: UInt8
     init() { super.init(serviceUUID: "FFE0") }
@@ -79,7 +79,7 @@ struct ServiceModelBindingTests {
         let read = try await within(model.readAll(), "readAll")
         #expect(read == ["2A19"])
         #expect(model.level == 87 && model.$level.hasReceivedValue)
-        #expect(try await changes.wait(for: 1) == ["2A19"])
+        #expect(try await changes.wait(for: 1).map(\.uuid) == ["2A19"])
         #expect(binding.notifyingUUIDs == ["2A19"])
         #expect(model.serviceBinding === binding)
     }

@@ -52,7 +52,7 @@ struct GattCacheReliabilityTests {
         // The old period path is gone: BlueZ answers UnknownObject.
         let read = try await failure(of: oldPeriod.read(timeout: .seconds(2)))
         let readError = try #require(read as? PeripheralError, "old read: \(String(describing: read))")
-        #expect(readError.kind == .bluez && readError.bluez?.kind == .unknownObject, "\(readError)")
+        #expect(readError.kind == .unknownObject && readError.bluez?.kind == .unknownObject, "\(readError)")
         #expect(readError.path == oldPeriodPath)
         // The old data path now holds the battery level: the write must not land there.
         #expect(oldData.objectPath == devicePath(a) + "/service0001/char0002")

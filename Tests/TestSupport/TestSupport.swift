@@ -1,4 +1,5 @@
 // TestSupport: a private dbus-daemon and helpers shared by the bus-tier tests.
+@_exported import BlueCapTesting
 import DBus
 import Foundation
 import Synchronization

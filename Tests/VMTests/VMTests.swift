@@ -203,8 +203,11 @@ struct RealBlueZTests {
             #expect(enabledIn.value == Data([1]))
 
             // Writes the app rejects: what the central gets from real bluetoothd.
-            for (i, (answer, kind)) in [(ATTRequestError.application(0x80), BlueZError.Kind.failed),
-                                        (.writeNotPermitted, .notPermitted)].enumerated() {
+            // The Unlikely Error is what an unanswered request gets: bluetoothd must carry 0x0E, not 0x80.
+            let answers: [(ATTError, BlueCapError.Kind, ATTError?)] = [
+                (.application(0x80), .failed, .application(0x80)), (.writeNotPermitted, .notPermitted, nil),
+                (.unlikelyError, .failed, .unlikelyError)]
+            for (i, (answer, kind, att)) in answers.enumerated() {
                 let rejected = Task { try await enabledIn.write(data: Data([5])).value }
                 let r = try await writes.wait(for: 2 + i, timeout: .seconds(10))[1 + i]
                 enabled.respondToRequest(r.request, withResult: .failure(answer))
@@ -213,8 +216,8 @@ struct RealBlueZTests {
                     Issue.record("the write rejected with \(answer) succeeded")
                 } catch let e as PeripheralError {
                     print("vm: write rejected with \(answer) -> \(e.bluez?.errorName ?? "-"): \"\(e.bluez?.message ?? "")\"")
-                    #expect(e.kind == .bluez)
-                    #expect(e.bluez?.kind == kind, "\(e)")
+                    #expect(e.kind == kind, "\(e)")
+                    #expect(e.attError == att, "\(e)")
                 }
             }
             _ = try await enabledIn.read().value

@@ -11,6 +11,7 @@
 //   bluecap-bench client <workload> --variant futurestream|async|acquire ...
 //                                the BlueCapKit peer of Benchmarks/harness (Client.swift).
 import CDBus
+import BlueCapTesting
 import DBus
 import Foundation
 

@@ -105,7 +105,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     /// `Device1.ServicesResolved`.
     public var servicesResolved: Bool { state.withLock { $0.properties.servicesResolved ?? false } }
     /// The latest `Device1` snapshot.
-    public var deviceProperties: Device1.Properties { state.withLock { $0.properties } }
+    package var deviceProperties: Device1.Properties { state.withLock { $0.properties } }
 
     /// The RSSI from the `Device1.RSSI` property, as a future (fails when BlueZ has none: it only
     /// reports RSSI while discovering).

@@ -77,7 +77,10 @@ public final class PairingAgent: Sendable {
         register(connection: manager.connection, asDefault: asDefault, timeout: timeout)
     }
 
-    /// Registers on `connection` (nil: the system bus).
+    /// Registers on `connection` (nil: the system bus). Fails with a ``BlueCapError``:
+    /// `.accessDenied` when the bus policy refuses (see the type's permission note),
+    /// `.alreadyExists` when this connection already has an agent, `.serviceUnavailable`
+    /// without bluetoothd.
     public func register(connection: Connection?, asDefault: Bool, timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
         let promise = Promise<PairingAgentRegistration>()
         let context = self.context
@@ -86,7 +89,8 @@ public final class PairingAgent: Sendable {
             do throws(BlueZError) {
                 result = .success(try await self.registerNow(connection: connection, asDefault: asDefault, timeout: timeout))
             } catch {
-                result = .failure(error)
+                let call = error.operation ?? "org.bluez.AgentManager1.RegisterAgent"
+                result = .failure(BlueCapError(error, operation: "PairingAgent.register (\(call))"))
             }
             context.execute { promise.complete(result) }
         }

@@ -57,7 +57,13 @@ public final class PairingAgentRegistration: Sendable {
         let handle = self.handle, context = agent.context
         Task {
             let failure = await handle.unregister()
-            context.execute { if let failure { promise.failure(failure) } else { promise.success(()) } }
+            context.execute {
+                if let failure {
+                    promise.failure(BlueCapError(failure, operation: "PairingAgentRegistration.unregister (org.bluez.AgentManager1.UnregisterAgent)"))
+                } else {
+                    promise.success(())
+                }
+            }
         }
         return promise.future
     }

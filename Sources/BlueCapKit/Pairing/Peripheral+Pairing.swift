@@ -43,13 +43,13 @@ extension Peripheral {
     /// requests (without one, bluetoothd pairs with Just Works when it can). Succeeds at once when
     /// the device is already paired.
     ///
-    /// Fails with ``PeripheralError/Kind/bluez`` carrying BlueZ's reason:
+    /// Fails with a ``BlueCapError`` whose kind is BlueZ's reason:
     /// `.authenticationRejected` (our agent said no: bluetoothd reports that as
     /// `AuthenticationFailed`, turned into `.authenticationRejected` here because the library
     /// knows its agent refused; BlueZ's message is kept), `.authenticationCanceled` (our agent or
     /// ``cancelPairing()`` gave up), `.authenticationFailed` (the remote side refused, or the
     /// keys did not match), `.authenticationTimeout`, `.connectionAttemptFailed`, `.alreadyExists`
-    /// (paired meanwhile), `.inProgress`; with ``PeripheralError/Kind/timeout`` after `timeout`.
+    /// (paired meanwhile), `.inProgress`; `.timeout` after `timeout`.
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
         let started = ContinuousClock.now

@@ -20,8 +20,8 @@ extension PeripheralManager {
         let context = self.context
         let parent = "/" + central.devicePath.split(separator: "/").dropLast().joined(separator: "/")
         guard let connection, let path = try? ObjectPath(central.devicePath), let adapter = try? ObjectPath(parent) else {
-            return Future(error: BlueZError(kind: .invalidArguments, message: "no device path for \(central)",
-                                            operation: "org.bluez.Adapter1.RemoveDevice"))
+            return Future(error: BlueCapError(kind: .invalidArguments, operation: "PeripheralManager.forget (org.bluez.Adapter1.RemoveDevice)",
+                                              message: "no device path for \(central)"))
         }
         Task {
             let result: Result<Void, any Error>
@@ -29,7 +29,7 @@ extension PeripheralManager {
                 try await Adapter1(connection: connection, path: adapter).removeDevice(path)
                 result = .success(())
             } catch {
-                result = .failure(error)
+                result = .failure(BlueCapError(error, operation: "PeripheralManager.forget (org.bluez.Adapter1.RemoveDevice)"))
             }
             context.execute { promise.complete(result) }
         }

@@ -30,54 +30,9 @@ public struct CentralIdentity: Sendable, Hashable, CustomStringConvertible {
 
 // MARK: - ATTRequestError
 
-/// The ATT error a peripheral answers a request with. Each maps to the `org.bluez.Error.*`
-/// reply bluetoothd turns back into that ATT code (see ``bluezError``).
-public struct ATTRequestError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The ATT error code (Core spec Vol 3 Part F 3.4.1.1).
-    public let code: UInt8
-
-    /// An error with any code.
-    public init(code: UInt8) { self.code = code }
-
-    /// 0x02 Read Not Permitted (`org.bluez.Error.NotPermitted`).
-    public static let readNotPermitted = ATTRequestError(code: 0x02)
-    /// 0x03 Write Not Permitted (`org.bluez.Error.NotPermitted`).
-    public static let writeNotPermitted = ATTRequestError(code: 0x03)
-    /// 0x06 Request Not Supported (`org.bluez.Error.NotSupported`).
-    public static let requestNotSupported = ATTRequestError(code: 0x06)
-    /// 0x07 Invalid Offset (`org.bluez.Error.InvalidOffset`).
-    public static let invalidOffset = ATTRequestError(code: 0x07)
-    /// 0x08 Insufficient Authorization (`org.bluez.Error.NotAuthorized`).
-    public static let insufficientAuthorization = ATTRequestError(code: 0x08)
-    /// 0x0D Invalid Attribute Value Length (`org.bluez.Error.InvalidValueLength`).
-    public static let invalidAttributeValueLength = ATTRequestError(code: 0x0d)
-    /// 0x0E Unlikely Error (`org.bluez.Error.Failed`).
-    public static let unlikelyError = ATTRequestError(code: 0x0e)
-    /// An application error, 0x80…0x9F (`org.bluez.Error.Failed` with message `"0x80"`…).
-    public static func application(_ code: UInt8) -> ATTRequestError { ATTRequestError(code: code) }
-
-    /// The reply sent to bluetoothd for this code.
-    public var bluezError: BlueZError {
-        switch code {
-        case 0x02: BlueZError(kind: .notPermitted, message: "Read not permitted")
-        case 0x03: BlueZError(kind: .notPermitted, message: "Write not permitted")
-        case 0x06: BlueZError(kind: .notSupported, message: "Request not supported")
-        case 0x07: BlueZError(kind: .invalidOffset, message: "Invalid offset")
-        case 0x08: BlueZError(kind: .notAuthorized, message: "Not authorized")
-        case 0x0d: BlueZError(kind: .invalidValueLength, message: "Invalid value length")
-        default: BlueZError(kind: .failed, message: "0x" + String(code, radix: 16, uppercase: false).leftPadded(2))
-        }
-    }
-
-    /// `ATT error 0x0d`.
-    public var description: String { "ATT error 0x" + String(code, radix: 16).leftPadded(2) }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
+/// The ATT error a peripheral answers a request with: the library's one ATT code type.
+@available(*, deprecated, renamed: "ATTError")
+public typealias ATTRequestError = ATTError
 
 /// The answer to an ``ATTRequest``.
 public enum ATTResult: Sendable, Equatable {
@@ -85,7 +40,7 @@ public enum ATTResult: Sendable, Equatable {
     /// stores the bytes at the offset.
     case success
     /// Refuse with an ATT error.
-    case failure(ATTRequestError)
+    case failure(ATTError)
 }
 
 // MARK: - ATTRequest
@@ -95,7 +50,8 @@ public enum ATTResult: Sendable, Equatable {
 /// ``MutableCharacteristic/startRespondingToWriteRequests(capacity:)``. bluetoothd's
 /// `ReadValue`/`WriteValue` call is answered only when the app calls
 /// ``MutableCharacteristic/respondToRequest(_:withResult:)`` (or the characteristic's
-/// ``MutableCharacteristic/requestTimeout`` elapses: `org.bluez.Error.Failed` "timeout").
+/// ``MutableCharacteristic/requestTimeout`` elapses: ``ATTError/unlikelyError``, reported by
+/// ``MutableCharacteristic/whenRequestUnanswered()``).
 public final class ATTRequest: Sendable, CustomStringConvertible {
     /// Read or write.
     public enum Kind: Sendable, Equatable {

@@ -34,18 +34,24 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     // Sendable through this lock; streams are pushed to after unlocking.
     private let streams = Mutex(Streams())
     private let subscriptions: StreamPromise<SubscriptionEvent>
+    private let unanswered = StreamPromise<UnansweredRequest>(capacity: 10)
+    private let unansweredCount = Atomic<Int>(0)
 
     // MARK: Creating
 
+    /// The longest value a write may leave unless a characteristic says otherwise: 512 bytes,
+    /// the ATT maximum attribute value length.
+    public static let defaultMaxLength = LocalGattCharacteristic.defaultMaxLength
+
     /// A characteristic with its identity, access and initial value. `maxLength` bounds writes.
     public convenience init(uuid: BLEUUID, properties: CharacteristicProperties, permissions: CharacteristicPermissions,
-                value: Data? = nil, name: String = "Unknown", maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+                value: Data? = nil, name: String = "Unknown", maxLength: Int = MutableCharacteristic.defaultMaxLength) {
         self.init(profile: CharacteristicProfile(uuid: uuid, name: name, permissions: permissions, properties: properties,
                                                  initialValue: value), maxLength: maxLength)
     }
 
     /// A characteristic described by `profile`, starting with the profile's initial value.
-    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = LocalGattCharacteristic.defaultMaxLength) {
+    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = MutableCharacteristic.defaultMaxLength) {
         let p = profile.characteristicProfile
         self.profile = p
         uuid = p.uuid
@@ -59,6 +65,12 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         let subscriptions = StreamPromise<SubscriptionEvent>(capacity: 10)
         self.subscriptions = subscriptions
         local.setNotifyingHandler { on in subscriptions.success(on ? .subscribed : .unsubscribed) }
+        local.setUnansweredHandler { [weak self] server, timeout in
+            guard let self else { return }
+            unansweredCount.add(1, ordering: .relaxed)
+            unanswered.success(UnansweredRequest(request: ATTRequest(server: server, characteristicUUID: uuid),
+                                                 waited: timeout ?? .zero))
+        }
     }
 
     // MARK: Value
@@ -76,8 +88,10 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     /// The longest value a write may leave (`org.bluez.Error.InvalidValueLength` beyond it).
     public var maxLength: Int { local.maxLength }
 
-    /// How long a request waits for ``respondToRequest(_:withResult:)`` before bluetoothd gets
-    /// `org.bluez.Error.Failed` "timeout" (default 10 s).
+    /// How long a request waits for ``respondToRequest(_:withResult:)`` (default 10 s). Then the
+    /// central is answered with ``ATTError/unlikelyError`` (0x0E, never an application error),
+    /// a `bluecap: warning:` line goes to stderr, ``unansweredRequestCount`` grows and
+    /// ``whenRequestUnanswered()`` delivers the request.
     public var requestTimeout: Duration {
         get { local.requestTimeout }
         set { local.requestTimeout = newValue }
@@ -102,6 +116,13 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
 
     // MARK: Requests
 
+    /// Each request left unanswered for ``requestTimeout``; the last 10 are replayed to new
+    /// subscribers (older ones are dropped, and counted by ``unansweredRequestCount``).
+    public func whenRequestUnanswered() -> FutureStream<UnansweredRequest> { unanswered.stream }
+
+    /// How many requests were left unanswered for ``requestTimeout`` since the characteristic was made.
+    public var unansweredRequestCount: Int { unansweredCount.load(ordering: .relaxed) }
+
     /// Delivers every `WriteValue` (that passed the permission, offset and length checks) to the
     /// returned stream; the app answers each with ``respondToRequest(_:withResult:)``. Replaces
     /// an earlier stream (which finishes). `capacity` bounds replay to late subscribers.
@@ -112,7 +133,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         let uuid = self.uuid
         local.setWriteHandler { [weak promise] server in
             let request = ATTRequest(server: server, characteristicUUID: uuid)
-            if promise?.success((request, request.central)) != true { server.fail(ATTRequestError.unlikelyError.bluezError) }
+            if promise?.success((request, request.central)) != true { server.fail(ATTError.unlikelyError.bluezError) }
         }
         return promise.stream
     }
@@ -133,7 +154,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         let uuid = self.uuid
         local.setReadHandler { [weak promise] server in
             let request = ATTRequest(server: server, characteristicUUID: uuid)
-            if promise?.success((request, request.central)) != true { server.fail(ATTRequestError.unlikelyError.bluezError) }
+            if promise?.success((request, request.central)) != true { server.fail(ATTError.unlikelyError.bluezError) }
         }
         return promise.stream
     }

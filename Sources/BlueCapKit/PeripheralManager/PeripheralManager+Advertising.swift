@@ -31,8 +31,8 @@ extension PeripheralManager {
     }
 
     /// Advertises exactly `advertisement` (any `LEAdvertisement1` properties).
-    public func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
-        enqueue { [weak self] () async throws(BlueZError) in
+    func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
+        enqueue("startAdvertising", call: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement") { [weak self] in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
             if let old {
@@ -40,7 +40,7 @@ extension PeripheralManager {
                 advertisingStream.success(false)
             }
             inner.withLock { $0.wantedAdvertisement = advertisement }
-            do throws(BlueZError) { try await registerAdvertisement() } catch {
+            do { try await registerAdvertisement() } catch {
                 inner.withLock { $0.wantedAdvertisement = nil }
                 throw error
             }
@@ -49,8 +49,9 @@ extension PeripheralManager {
 
     /// Stops advertising: `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement`, then the
     /// object is unexported.
+    @discardableResult
     public func stopAdvertising() -> Future<Void> {
-        enqueue { [weak self] () async throws(BlueZError) in
+        enqueue("stopAdvertising", call: "org.bluez.LEAdvertisingManager1.UnregisterAdvertisement") { [weak self] in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
             guard let old else { return }
@@ -61,11 +62,11 @@ extension PeripheralManager {
     }
 
     /// Registers the wanted advertisement with the current owner.
-    func registerAdvertisement() async throws(BlueZError) {
+    func registerAdvertisement() async throws {
         guard let wanted = inner.withLock({ $0.wantedAdvertisement }) else { return }
         let old = inner.withLock { s in defer { s.advertisement = nil }; return s.advertisement }
         await old?.unregister()
-        let (owner, adapter, connection) = try target("org.bluez.LEAdvertisingManager1.RegisterAdvertisement")
+        let (owner, adapter, connection) = try target("PeripheralManager.startAdvertising (org.bluez.LEAdvertisingManager1.RegisterAdvertisement)")
         let stream = advertisingStream
         let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementPath, allowedCaller: owner,
                                                onRelease: { stream.success(false) })

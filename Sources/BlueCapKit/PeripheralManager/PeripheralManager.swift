@@ -112,27 +112,38 @@ public final class PeripheralManager: Sendable {
             if stale.ad != nil { advertisingStream.success(false) }
             for s in services { for c in s.characteristics { c.local.resetNotifying() } }
         }
-        if snapshot.state == .poweredOn { _ = enqueue { [weak self] () async throws(BlueZError) in try await self?.restore() } }
+        if snapshot.state == .poweredOn {
+            _ = enqueue("restore", call: "org.bluez.GattManager1.RegisterApplication") { [weak self] in try await self?.restore() }
+        }
     }
 
     // MARK: Operations
 
-    /// Runs `operation` after every earlier one (and after the first state is known).
-    func enqueue(_ operation: @escaping @Sendable () async throws(BlueZError) -> Void) -> Future<Void> {
+    /// Runs `body` after every earlier operation (and after the first state is known). A
+    /// failure becomes a ``BlueCapError`` named `"PeripheralManager.<name> (<BlueZ call>)"`:
+    /// the BlueZ call that failed, else `call`.
+    func enqueue(_ name: String, call: String, _ body: @escaping @Sendable () async throws -> Void) -> Future<Void> {
         let promise = Promise<Void>()
         let ready = self.ready.future
         let context = self.context
+        let fallbackPath = applicationRoot.rawValue
         inner.withLock { s in
             let previous = s.tail
-            s.tail = Task {
+            s.tail = Task { [weak self] in
                 await previous?.value
                 _ = try? await ready.value
                 let result: Result<Void, any Error>
-                do throws(BlueZError) {
-                    try await operation()
+                do {
+                    try await body()
                     result = .success(())
-                } catch {
+                } catch let error as BlueCapError {
                     result = .failure(error)
+                } catch let error as BlueZError {
+                    let path = error.path ?? self?.adapterPath ?? fallbackPath
+                    result = .failure(BlueCapError(error, operation: "PeripheralManager.\(name) (\(error.operation ?? call))", path: path))
+                } catch {
+                    result = .failure(BlueCapError(kind: .failed, operation: "PeripheralManager.\(name) (\(call))",
+                                                   path: fallbackPath, message: "\(error)"))
                 }
                 context.execute { promise.complete(result) }
             }
@@ -141,19 +152,22 @@ public final class PeripheralManager: Sendable {
     }
 
     /// The owner and adapter to register with; throws unless powered on.
-    func target(_ operation: String) throws(BlueZError) -> (owner: String, adapter: ObjectPath, connection: Connection) {
+    func target(_ operation: String) throws(BlueCapError) -> (owner: String, adapter: ObjectPath, connection: Connection) {
         let (state, adapter) = inner.withLock { ($0.state, $0.adapter) }
         guard let connection, let owner = tracker?.tree.status.owner, let adapter, state == .poweredOn else {
-            throw BlueZError(kind: state == .poweredOff ? .notReady : .serviceUnavailable,
-                             message: "the adapter is \(state)", operation: operation, path: adapter?.rawValue)
+            let poweredOff = state == .poweredOff
+            throw BlueCapError(kind: poweredOff ? .notPoweredOn : .serviceUnavailable, operation: operation,
+                               path: adapter?.rawValue,
+                               message: poweredOff ? "the adapter is powered off: power it with `bluetoothctl power on`"
+                                   : "the adapter is \(state): is bluetoothd running (`systemctl status bluetooth`)?")
         }
         return (owner, adapter, connection)
     }
 
     /// After (re)gaining a powered adapter: registers what is wanted but not registered with the
     /// current owner.
-    private func restore() async throws(BlueZError) {
-        guard let (owner, adapter, _) = try? target("restore") else { return }
+    private func restore() async throws {
+        guard let (owner, adapter, _) = try? target("PeripheralManager.restore") else { return }
         let (current, app, ad, wanted) = inner.withLock { ($0.registeredOwner, $0.application, $0.advertisement, $0.wantedAdvertisement) }
         if current != owner {
             if let app {
@@ -187,16 +201,21 @@ public final class PeripheralManager: Sendable {
 
     /// Adds `service`: the application is (re)registered with
     /// `org.bluez.GattManager1.RegisterApplication` with every service added so far. Fails
-    /// (and the service is not kept) when registration fails or the adapter is not powered on.
+    /// (and the service is not kept) when registration fails or the adapter is not powered on;
+    /// the error's operation is `PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)`.
+    @discardableResult
     public func add(_ service: MutableService) -> Future<Void> {
-        enqueue { [weak self] () async throws(BlueZError) in
+        let operation = "PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)"
+        let root = applicationRoot.rawValue
+        return enqueue("add", call: "org.bluez.GattManager1.RegisterApplication") { [weak self] in
             guard let self else { return }
             let before = self.services
             guard !before.contains(where: { $0 === service }) else {
-                throw BlueZError(kind: .alreadyExists, message: "\(service) was already added", operation: "add")
+                throw BlueCapError(kind: .alreadyExists, operation: operation, path: root,
+                                   message: "\(service) was already added: add a service once, or remove it first")
             }
             inner.withLock { $0.services.append(service) }
-            do throws(BlueZError) { try await registerApplication() } catch {
+            do { try await registerApplication() } catch {
                 inner.withLock { $0.services = before }
                 try? await registerApplication()
                 throw error
@@ -205,12 +224,15 @@ public final class PeripheralManager: Sendable {
     }
 
     /// Removes `service` and registers the application again without it
-    /// (`UnregisterApplication`, then `RegisterApplication` if services remain).
+    /// (`org.bluez.GattManager1.UnregisterApplication`, then `RegisterApplication` if services remain).
+    @discardableResult
     public func remove(_ service: MutableService) -> Future<Void> {
-        enqueue { [weak self] () async throws(BlueZError) in
+        let root = applicationRoot.rawValue
+        return enqueue("remove", call: "org.bluez.GattManager1.UnregisterApplication") { [weak self] in
             guard let self else { return }
             guard inner.withLock({ s in s.services.contains { $0 === service } }) else {
-                throw BlueZError(kind: .doesNotExist, message: "\(service) was not added", operation: "remove")
+                throw BlueCapError(kind: .doesNotExist, operation: "PeripheralManager.remove (org.bluez.GattManager1.UnregisterApplication)",
+                                   path: root, message: "\(service) was not added to this manager")
             }
             inner.withLock { $0.services.removeAll { $0 === service } }
             try await registerApplication()
@@ -218,8 +240,9 @@ public final class PeripheralManager: Sendable {
     }
 
     /// Removes every service (`org.bluez.GattManager1.UnregisterApplication`, objects unexported).
+    @discardableResult
     public func removeAllServices() -> Future<Void> {
-        enqueue { [weak self] () async throws(BlueZError) in
+        enqueue("removeAllServices", call: "org.bluez.GattManager1.UnregisterApplication") { [weak self] in
             guard let self else { return }
             inner.withLock { $0.services.removeAll() }
             try await registerApplication()
@@ -227,12 +250,12 @@ public final class PeripheralManager: Sendable {
     }
 
     /// Unregisters the current application (if any) and registers one with the current services.
-    func registerApplication() async throws(BlueZError) {
+    func registerApplication() async throws {
         let old = inner.withLock { s in defer { s.application = nil }; return s.application }
         if let old { await old.unregister() }
         let services = self.services
         guard !services.isEmpty else { return }
-        let (owner, adapter, connection) = try target("org.bluez.GattManager1.RegisterApplication")
+        let (owner, adapter, connection) = try target("PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)")
         let app = GattApplication(root: applicationRoot, services: services.map(\.local))
         let handle = try await app.register(on: connection, adapter: adapter, allowedCaller: owner)
         inner.withLock {

@@ -61,7 +61,7 @@ public struct GattApplication: Sendable {
             }
         } catch {
             for h in handles.reversed() { h.unexport() }
-            throw BlueZError(kind: .failed, message: "export failed: \(error)", operation: "export", path: root.rawValue)
+            throw BlueZError(kind: .failed, message: "exporting the application objects failed: \(error)", operation: "org.bluez.GattManager1.RegisterApplication", path: root.rawValue)
         }
         return handles
     }

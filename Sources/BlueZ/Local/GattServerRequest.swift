@@ -79,9 +79,11 @@ public struct GattRequestOptions: Sendable, Equatable {
 /// A read or write of a local characteristic or descriptor, waiting for the application.
 ///
 /// bluetoothd's D-Bus call is answered only when ``succeed(value:)`` or ``fail(_:)`` is called
-/// (from any thread, first answer wins), or when the attribute's request timeout elapses
-/// (`org.bluez.Error.Failed` "timeout"). A request released unanswered replies
-/// `org.bluez.Error.Failed` too, so bluetoothd never waits forever.
+/// (from any thread, first answer wins), or when the attribute's request timeout elapses. A
+/// request the application leaves unanswered (timed out, or released) is answered with the ATT
+/// Unlikely Error (``ATTError/unlikelyErrorName``, which bluetoothd sends the central as 0x0E,
+/// distinct from any application error 0x80…0x9F), so bluetoothd never waits forever; the
+/// attribute's unanswered handler is told.
 public final class GattServerRequest: Sendable, CustomStringConvertible {
     /// What the central asked for.
     public enum Operation: Sendable, Equatable {
@@ -98,15 +100,18 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     /// The call's options (offset, MTU, device, link, write type).
     public let options: GattRequestOptions
     private let completion: @Sendable (Result<Data?, BlueZError>) -> Void
+    private let onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)?
     private let answered = Atomic<Bool>(false)
     /// The request timeout's timer, cancelled as soon as the request is answered.
     private let deadline = Mutex<(any DispatchSourceTimer)?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
+         onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)? = nil,
          completion: @escaping @Sendable (Result<Data?, BlueZError>) -> Void) {
         self.operation = operation
         self.attribute = attribute
         self.options = options
+        self.onUnanswered = onUnanswered
         self.completion = completion
     }
 
@@ -138,14 +143,16 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
         return true
     }
 
-    /// Fails the request with `Failed "timeout"` after `timeout` unless answered before; the
-    /// timer is cancelled by the answer rather than left pending until the deadline.
+    /// Answers the request with the Unlikely Error after `timeout` unless answered before, and
+    /// tells the unanswered handler; the timer is cancelled by the answer rather than left
+    /// pending until the deadline.
     func arm(timeout: Duration) {
         deadline.withLock { slot in
             let timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
             timer.setEventHandler { [weak self] in
-                self?.fail(BlueZError(kind: .failed, message: "timeout", operation: self?.operationName, path: self?.attribute.rawValue))
+                guard let self else { return }
+                self.expire(message: "the application did not answer within \(timeout)", timeout: timeout)
             }
             timer.activate()
             slot = timer
@@ -166,9 +173,26 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
         return "WriteValue"
     }
 
+    /// Answers with the Unlikely Error and reports the request as unanswered.
+    private func expire(message: String, timeout: Duration?) {
+        guard claim() else { return }
+        BlueZLog.warning("\(self): unanswered, \(message); the central gets ATT error 0x0e (Unlikely Error). "
+                         + "Answer every request with respondToRequest(_:withResult:)")
+        completion(.failure(Self.unanswered(message, operation: operationName, path: attribute.rawValue)))
+        onUnanswered?(self, timeout)
+    }
+
+    static func unanswered(_ message: String, operation: String?, path: String?) -> BlueZError {
+        BlueZError(kind: .other(ATTError.unlikelyErrorName), message: message, operation: operation, path: path)
+    }
+
     deinit {
+        // Released unanswered: no handler call (the request is going away), but bluetoothd still
+        // gets its answer.
         if claim() {
-            completion(.failure(BlueZError(kind: .failed, message: "no answer from the application")))
+            BlueZLog.warning("\(description): released unanswered; the central gets ATT error 0x0e (Unlikely Error)")
+            completion(.failure(Self.unanswered("the application released the request without answering",
+                                                operation: operationName, path: attribute.rawValue)))
         }
     }
 

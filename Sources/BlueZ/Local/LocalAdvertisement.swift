@@ -154,7 +154,7 @@ public final class AdvertisementHandle: Sendable {
                                           at: path, allowedCaller: allowedCaller)
             state.withLock { $0.export = h }
         } catch {
-            throw BlueZError(kind: .failed, message: "export failed: \(error.message)", operation: "export", path: path.rawValue)
+            throw BlueZError(kind: .failed, message: "exporting the advertisement object failed: \(error.message)", operation: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement", path: path.rawValue)
         }
     }
 

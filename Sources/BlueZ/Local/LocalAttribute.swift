@@ -19,6 +19,7 @@ final class LocalAttribute: Sendable {
         var value: Data
         var readHandler: GattRequestHandler?
         var writeHandler: GattRequestHandler?
+        var unansweredHandler: (@Sendable (GattServerRequest, Duration?) -> Void)?
         var requestTimeout: Duration
         var export: ExportHandle?
     }
@@ -57,9 +58,10 @@ final class LocalAttribute: Sendable {
         do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
             return responder.fail(name: error.errorName, message: error.message)
         }
-        let (handler, timeout) = state.withLock { ($0.readHandler, $0.requestTimeout) }
+        let (handler, timeout, unanswered) = state.withLock { ($0.readHandler, $0.requestTimeout, $0.unansweredHandler) }
         guard let handler else { return reply(read: nil, options: options, responder) }
-        let request = GattServerRequest(operation: .read, attribute: path, options: options) { [self] result in
+        let request = GattServerRequest(operation: .read, attribute: path, options: options,
+                                        onUnanswered: unanswered) { [self] result in
             switch result {
             case .success(let value): reply(read: value, options: options, responder)
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)
@@ -94,7 +96,9 @@ final class LocalAttribute: Sendable {
         } catch {
             return responder.fail(name: "org.bluez.Error.InvalidArguments", message: "\(error)")
         }
-        let (stored, handler, timeout) = state.withLock { ($0.value, $0.writeHandler, $0.requestTimeout) }
+        let (stored, handler, timeout, unanswered) = state.withLock {
+            ($0.value, $0.writeHandler, $0.requestTimeout, $0.unansweredHandler)
+        }
         guard options.offset <= stored.count else {
             return responder.fail(name: "org.bluez.Error.InvalidOffset",
                                   message: "offset \(options.offset) beyond the \(stored.count)-byte value")
@@ -108,7 +112,8 @@ final class LocalAttribute: Sendable {
             responder.succeed()
         }
         guard let handler else { return commit() }
-        let request = GattServerRequest(operation: .write(bytes), attribute: path, options: options) { result in
+        let request = GattServerRequest(operation: .write(bytes), attribute: path, options: options,
+                                        onUnanswered: unanswered) { result in
             switch result {
             case .success: commit()
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)

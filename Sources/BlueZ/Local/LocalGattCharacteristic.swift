@@ -60,7 +60,8 @@ public final class LocalGattCharacteristic: Sendable {
     /// The longest value a write may produce.
     public var maxLength: Int { attribute.maxLength }
 
-    /// How long a request waits for the application before failing with `Failed "timeout"`.
+    /// How long a request waits for the application before it is answered with the ATT
+    /// Unlikely Error (see ``setUnansweredHandler(_:)``).
     public var requestTimeout: Duration {
         get { attribute.state.withLock { $0.requestTimeout } }
         set { attribute.state.withLock { $0.requestTimeout = newValue } }
@@ -75,6 +76,13 @@ public final class LocalGattCharacteristic: Sendable {
     /// (nil: store the bytes).
     public func setWriteHandler(_ handler: GattRequestHandler?) {
         attribute.state.withLock { $0.writeHandler = handler }
+    }
+
+    /// Calls `handler` with each request the application left unanswered for ``requestTimeout``
+    /// (the timeout is passed), after bluetoothd was answered with the Unlikely Error. Runs on a
+    /// timer thread: do not block.
+    public func setUnansweredHandler(_ handler: (@Sendable (GattServerRequest, Duration?) -> Void)?) {
+        attribute.state.withLock { $0.unansweredHandler = handler }
     }
 
     // MARK: Notifications

@@ -84,7 +84,7 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
 
     func read(_ target: AttributeTarget, offset: Int, central: CentralContext,
               _ done: @escaping (Result<[UInt8], ATTError>) -> Void) {
-        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikely)) }
+        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikelyError)) }
         let queue = core.queue
         let reply = UncheckedBox(done)
         bridge.readValue(owner: owner, path: path, interface: iface, options: options(central, offset: offset, type: nil)) { result in
@@ -94,7 +94,7 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
 
     func write(_ target: AttributeTarget, value: [UInt8], offset: Int, type: String, central: CentralContext,
                _ done: @escaping (Result<Void, ATTError>) -> Void) {
-        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikely)) }
+        guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikelyError)) }
         let queue = core.queue
         let reply = UncheckedBox(done)
         bridge.writeValue(owner: owner, path: path, interface: iface, value: value,

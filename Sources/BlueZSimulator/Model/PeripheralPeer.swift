@@ -99,7 +99,7 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     func read(_ target: AttributeTarget, offset: Int, central: CentralContext,
               _ done: @escaping (Result<[UInt8], ATTError>) -> Void) {
         guard let req = request(target, offset: offset, central: central, type: nil) else {
-            return done(.failure(.unlikely))
+            return done(.failure(.unlikelyError))
         }
         let full: [UInt8]
         if let answer = spec.firmware.onRead?(req) {
@@ -120,7 +120,7 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     func write(_ target: AttributeTarget, value: [UInt8], offset: Int, type: String, central: CentralContext,
                _ done: @escaping (Result<Void, ATTError>) -> Void) {
         guard let req = request(target, offset: offset, central: central, type: type) else {
-            return done(.failure(.unlikely))
+            return done(.failure(.unlikelyError))
         }
         let h = handle(of: target)
         let stored = values[h] ?? []

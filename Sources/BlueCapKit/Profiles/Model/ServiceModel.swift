@@ -11,11 +11,21 @@ public protocol CharacteristicBinding: AnyObject, Sendable {
     var hasReceivedValue: Bool { get }
     /// Decodes received bytes into the property; on error the property keeps its value.
     func update(with data: Data) throws(SerDeError)
+    /// Decodes received bytes into the property and returns the value it was set to.
+    func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable
     /// The property's current value, encoded.
     var data: Data { get }
     /// True when the property's type is an `Optional`: binding skips it when the remote
     /// service lacks the characteristic, instead of failing.
     var isOptional: Bool { get }
+}
+
+extension CharacteristicBinding {
+    /// Updates with ``update(with:)`` and returns the bytes (for bindings that do not say the value).
+    public func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable {
+        try update(with: data)
+        return data
+    }
 }
 
 /// Marks `Optional` types, so a binding can tell an optional property without reflection.
@@ -29,8 +39,15 @@ extension Optional: OptionalValueMarker {}
 /// ``update(uuid:data:)`` and read ``data(for:)`` to write; ``bind(to:options:)`` does it for a
 /// discovered remote ``Service`` (reads, writes, notifications, a changes stream). Bindings are found by reflecting over
 /// the wrappers' storage (each wrapper is a reference-type box), without the Objective-C runtime.
-/// Reading and writing one property is thread-safe; the model itself is not `Sendable`.
-open class ServiceModel {
+/// The model is `Sendable`: capture it in a future's callback or pass it to another task.
+/// Reading and writing one property is thread-safe; a property set from the peripheral and a
+/// ``ServiceModelChange`` are both delivered after the value is stored.
+///
+/// Subclasses declare only `@Characteristic` properties and `let`s of `Sendable` types.
+// @unchecked Sendable: the class's own state is `let` (the UUID, the binding slot behind its
+// Mutex); each @Characteristic box keeps its value behind its own Mutex and is never replaced
+// after init. Subclasses follow the rule above (documented, not checked by the compiler).
+open class ServiceModel: @unchecked Sendable {
     /// The service the model mirrors.
     public let serviceUUID: BLEUUID
 
@@ -124,11 +141,17 @@ open class ServiceModel {
 
         /// Decodes `data` (outside the lock), then stores it.
         public func update(with data: Data) throws(SerDeError) {
+            _ = try updateReturningValue(with: data)
+        }
+
+        /// Decodes `data` (outside the lock), stores it and returns the decoded value.
+        public func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable {
             let value = try decode(data)
             state.withLock {
                 $0.value = value
                 $0.received = true
             }
+            return value
         }
 
         /// The current value, encoded.

@@ -17,7 +17,8 @@ final class BindingSlot: Sendable {
 /// - Notifications (`AcquireNotify`/`StartNotify`, see ``Options/notifications``) set the
 ///   property on every value that decodes; values that do not decode are ignored (counted in
 ///   ``ignoredUpdateCount``), the property keeps its value.
-/// - ``changes`` emits the UUID of each property set from the peripheral (read or notified).
+/// - ``changes`` emits each property set from the peripheral (read or notified) with the
+///   value it was set to (``ServiceModelChange``).
 ///
 /// Missing characteristics: a property whose type is an `Optional` is skipped (listed in
 /// ``skipped``) when the service lacks its characteristic; any other property makes binding fail
@@ -76,7 +77,7 @@ public final class ServiceModelBinding: Sendable {
     public let skipped: [BLEUUID]
     let entries: [Entry]
     private let slot: BindingSlot
-    private let changePromise: StreamPromise<BLEUUID>
+    private let changePromise: StreamPromise<ServiceModelChange>
     private let state = Mutex(State())
 
     private init(service: Service, options: Options, entries: [Entry], skipped: [BLEUUID], slot: BindingSlot) {
@@ -137,12 +138,12 @@ public final class ServiceModelBinding: Sendable {
 
     // MARK: State
 
-    /// The UUID of each property set from the peripheral (by ``readAll()`` or a notification),
-    /// after the property holds the new value. Bounded: it keeps the last
+    /// Each property set from the peripheral (by ``readAll()`` or a notification), after the
+    /// property holds the new value, with that value and the bytes it came from. Bounded: it keeps the last
     /// ``Options/changesCapacity`` changes for replay to new subscribers, and a subscriber more
     /// than that many behind loses its oldest pending change. A notification stream that fails
     /// (the link dropped without re-subscription) pushes its error; ``unbind()`` finishes it.
-    public var changes: FutureStream<BLEUUID> { changePromise.stream }
+    public var changes: FutureStream<ServiceModelChange> { changePromise.stream }
 
     /// False once ``unbind()`` was called (or the model was bound again).
     public var isBound: Bool { state.withLock { $0.bound } }
@@ -178,13 +179,15 @@ public final class ServiceModelBinding: Sendable {
     private func read(_ entry: Entry) -> Future<BLEUUID> {
         guard isBound else { return Future(error: notBound(entry.box.uuid, "ServiceModel.read")) }
         return entry.characteristic.read(timeout: options.timeout).map(context: .immediate) { [self] c in
+            let data = c.value ?? Data()
+            let value: any Sendable
             do {
-                try entry.box.update(with: c.value ?? Data())
+                value = try entry.box.updateReturningValue(with: data)
             } catch {
                 throw PeripheralError(kind: .invalidValue, operation: "ServiceModel.read (org.bluez.GattCharacteristic1.ReadValue)",
                                       path: c.objectPath, message: "\(entry.box.uuid) (\(entry.name)): \(error)")
             }
-            changePromise.success(entry.box.uuid)
+            changePromise.success(ServiceModelChange(uuid: entry.box.uuid, property: entry.name, data: data, value: value))
             return entry.box.uuid
         }
     }
@@ -245,14 +248,15 @@ public final class ServiceModelBinding: Sendable {
     /// A notified value: decode into the property (ignored when it does not decode), then emit.
     private func received(_ data: Data, for entry: Entry) {
         guard isBound else { return }
+        let value: any Sendable
         do {
-            try entry.box.update(with: data)
+            value = try entry.box.updateReturningValue(with: data)
         } catch {
             state.withLock { $0.ignored += 1 }
             BlueZLog.debug("\(entry.characteristic.objectPath) notification for \(entry.name) ignored: \(error)")
             return
         }
-        changePromise.success(entry.box.uuid)
+        changePromise.success(ServiceModelChange(uuid: entry.box.uuid, property: entry.name, data: data, value: value))
     }
 
     private func notBound(_ uuid: BLEUUID, _ operation: String) -> PeripheralError {

@@ -1,4 +1,5 @@
 // A private dbus-daemon for tests, examples and the simulator.
+internal import CDBus
 import Foundation
 import Glibc
 import Synchronization
@@ -62,7 +63,7 @@ public final class BusDaemon: Sendable {
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         defer { Glibc.close(fds[0]) }
 
-        let quiet: [Int32: CleanSpawn.Redirection] = Log.enabled ? [:] : [1: .null(write: true), 2: .null(write: true)]
+        let quiet: [Int32: CleanSpawn.Redirection] = Self.debugLogging ? [:] : [1: .null(write: true), 2: .null(write: true)]
         let spawned: pid_t
         do {
             spawned = try CleanSpawn.spawn(
@@ -109,8 +110,14 @@ public final class BusDaemon: Sendable {
         BusDaemon.removeDirectory(directory)
     }
 
+    /// `BLUECAP_LOG=debug`: the daemon's own output is kept.
+    private static let debugLogging: Bool = {
+        guard let p = getenv("BLUECAP_LOG") else { return false }
+        return String(cString: p) == "debug"
+    }()
+
     private static func terminate(_ pid: Int32, timeout: Duration = .seconds(3)) {
-        let pidfd = LibDBus.pidfdOpen(pid)
+        let pidfd = pidfd_open(pid, 0)
         kill(pid, SIGTERM)
         if pidfd >= 0 {
             var p = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
