@@ -54,7 +54,7 @@ test-vm: deps
 
 ## Sanitizers (Scripts/sanitize): own scratch paths, so they never invalidate the plain build;
 ## FuturesTests, then every other suite one test at a time. SANITIZE_SUITES='A|B' for only those.
-## tsan: -DBLUECAP_TSAN makes Mutex a pthread mutex (DBus.PthreadMutex), which TSan sees.
+## tsan: every lock is a pthread mutex (Locking.Locked), which TSan sees: no build flag needed.
 ## CI runs tsan always, and asan when Sources/DBus or Sources/Futures changed since the run
 ## recorded in .ci/asan-checked (a clean `make asan` records it: commit that file).
 tsan: deps

@@ -24,42 +24,47 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // Layer 0: the package's one lock (a pthread mutex ThreadSanitizer sees), used by every module.
+        .target(name: "Locking", swiftSettings: strict),
+        // Layer 0: the one clock (system and manual) timing every deadline of the library and the simulator.
+        .target(name: "Timing", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 2: Swift over libdbus. The only module that imports CDBus.
-        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "DBus", dependencies: ["CDBus", "Locking"], swiftSettings: strict),
         // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
-        .target(name: "BlueZ", dependencies: ["DBus"], swiftSettings: strict),
-        // Layer 4: futures. Depends on nothing of ours.
-        .target(name: "Futures", swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "Locking"], swiftSettings: strict),
+        // Layer 4: futures. Depends on nothing of ours but the lock.
+        .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 5: the public API.
-        .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures"], swiftSettings: strict),
+        .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
         .target(name: "BlueCapTesting", dependencies: ["CDBus"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapTesting"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapTesting", "Locking", "Timing"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(
-            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator"],
+            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
             path: "Examples/CentralScanner", swiftSettings: strict),
         .executableTarget(
-            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator"],
+            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(
-            name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus"],
+            name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus", "Locking"],
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
         // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
         // simulator + manager) shared by the bus tiers and the soak.
-        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "BlueCapTesting"],
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "BlueCapTesting", "Locking"],
                 path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "BlueCapTesting"], swiftSettings: strict),
-        .testTarget(name: "FuturesTests", dependencies: ["Futures"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "BlueCapTesting", "Locking"], swiftSettings: strict),
+        .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
+        .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
-        .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
+        .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
-        .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.
         // FuzzSupport: the driver and corpus replay they share.
         .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport", swiftSettings: strict),

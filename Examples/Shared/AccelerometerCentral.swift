@@ -3,7 +3,7 @@
 
 import BlueCapKit
 import Foundation
-import Synchronization
+import Locking
 
 /// Finds a TI SensorTag accelerometer, connects (with retries), configures it and streams
 /// its samples. Reconnects after a disconnection (the library turns notifications on again).
@@ -34,7 +34,7 @@ final class AccelerometerCentral: Sendable {
         var streaming: Characteristic?
         var stopped = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(manager: CentralManager, console: Console, periodMs: Int, policy: Policy = Policy()) {
         self.manager = manager

@@ -4,9 +4,9 @@
 // targets).
 
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 // MARK: - JSON values
@@ -72,7 +72,7 @@ final class Console: Sendable {
 
     /// Whether this console writes only to stderr (a background role's).
     private let toStderrOnly: Bool
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
         self.program = program

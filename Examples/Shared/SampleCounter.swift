@@ -1,10 +1,10 @@
 // SampleCounter: numbers samples up to an optional limit.
 
-import Synchronization
+import Locking
 
 /// Counts samples up to an optional limit (later ones are dropped).
 final class SampleCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     let limit: Int?
     init(limit: Int?) { self.limit = limit }
 

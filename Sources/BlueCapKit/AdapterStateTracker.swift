@@ -1,7 +1,7 @@
 // AdapterStateTracker: ManagerState from the org.bluez owner, the chosen adapter and Powered.
 import BlueZ
 import DBus
-import Synchronization
+import Locking
 
 /// Derives a ``ManagerState`` and the adapter in use from an ``ObjectTree``; shared by the
 /// central and peripheral managers.
@@ -35,7 +35,7 @@ final class AdapterStateTracker: Sendable {
     let tree: ObjectTree
     /// The adapter asked for (`hci1`), nil for automatic choice.
     let adapterName: String?
-    private let inner = Mutex(Inner())
+    private let inner = Locked(Inner())
 
     /// A tracker on `tree`; call ``start()`` after adding observers.
     init(tree: ObjectTree, adapterName: String?) {

@@ -1,6 +1,7 @@
 // BLUECAP_LOG=debug: the BlueZ layer's debug lines on stderr; an observer may receive them too.
 import Glibc
 import Synchronization
+import Locking
 
 /// Debug logging for the BlueZ layer and the layers above it, enabled with `BLUECAP_LOG=debug`,
 /// or by installing an observer (``setObserver(_:)``) that receives each line.
@@ -12,7 +13,7 @@ public enum BlueZLog {
     }()
 
     private static let observed = Atomic<Bool>(false)
-    private static let observer = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private static let observer = Locked<(@Sendable (String) -> Void)?>(nil)
 
     /// Installs (or, with nil, removes) a function that receives every debug line, whether or
     /// not `BLUECAP_LOG=debug` is set: a bridge to an app's logger, or a test's check that bad

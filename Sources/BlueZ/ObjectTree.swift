@@ -1,7 +1,7 @@
 // ObjectTree: a cache of org.bluez's objects, kept current from three broad match rules.
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 /// The objects a service (bluetoothd, `org.bluez`) exports, cached per connection.
 ///
@@ -110,12 +110,12 @@ public final class ObjectTree: Sendable {
     public let service: String
     /// How long `GetManagedObjects` may take.
     public let loadTimeout: Duration
-    let state = Mutex(State())
-    private let handles = Mutex<[AnyObject]>([])
+    let state = Locked(State())
+    private let handles = Locked<[AnyObject]>([])
 
     // MARK: - Creating
 
-    private static let registry = Mutex<[ObjectIdentifier: WeakTree]>([:])
+    private static let registry = Locked<[ObjectIdentifier: WeakTree]>([:])
     private struct WeakTree { weak var tree: ObjectTree? }
 
     /// The tree of `org.bluez` for `connection`, created and started on first use; every caller

@@ -1,6 +1,6 @@
 // What an ObjectTree tells its observers.
 import DBus
-import Synchronization
+import Locking
 
 /// The interfaces of one object: interface name → property name → value (variants unwrapped).
 public typealias InterfaceProperties = [String: [String: DBusValue]]
@@ -46,7 +46,7 @@ public enum ObjectTreeEvent: Sendable, CustomStringConvertible {
 /// A registration with an ``ObjectTree``; `cancel()` (or releasing it) stops delivery.
 public final class ObjectTreeObservation: Sendable {
     private let cancelBody: @Sendable () -> Void
-    private let cancelled = Mutex(false)
+    private let cancelled = Locked(false)
 
     /// A registration that runs `cancel` once when cancelled or released.
     public init(_ cancel: @escaping @Sendable () -> Void) { cancelBody = cancel }

@@ -1,7 +1,7 @@
 // A connection to a D-Bus message bus.
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 
 /// A private connection to a message bus, run by its own owner thread.
 ///
@@ -199,7 +199,7 @@ public final class Connection: Sendable {
 
 /// A one-shot hand-off from a callback to a blocked thread.
 final class BlockingWaiter<T: Sendable>: Sendable {
-    private let box = Mutex<T?>(nil)
+    private let box = Locked<T?>(nil)
     private let semaphore = DispatchSemaphore(value: 0)
     func put(_ value: T) {
         box.withLock { $0 = value }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 // MARK: - Collections of futures
 

@@ -1,4 +1,5 @@
 import Synchronization
+import Locking
 
 // MARK: - Future
 

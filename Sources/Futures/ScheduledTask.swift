@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - ScheduledTask
 
 /// A handle on a task scheduled with ``ExecutionContext/schedule(after:_:)``: cancelling it

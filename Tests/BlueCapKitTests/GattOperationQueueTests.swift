@@ -1,15 +1,15 @@
 // GattOperationQueue: reads overlap, every other operation runs alone, strict FIFO order.
 
-import Synchronization
 import Testing
 @testable import BlueCapKit
+import Locking
 
 @Suite("GATT operation queue")
 struct GattOperationQueueTests {
     /// Records which operations started and keeps their `finish` callbacks.
     final class Recorder: Sendable {
         // Sendable through this mutex.
-        private let state = Mutex<(started: [String], finishes: [String: @Sendable () -> Void])>(([], [:]))
+        private let state = Locked<(started: [String], finishes: [String: @Sendable () -> Void])>(([], [:]))
 
         func start(_ name: String) -> GattOperationQueue.Start {
             { finish in self.state.withLock { $0.started.append(name); $0.finishes[name] = finish } }
@@ -56,7 +56,7 @@ struct GattOperationQueueTests {
     func failAllEmptiesTheQueue() {
         let queue = GattOperationQueue()
         let r = Recorder()
-        let failed = Mutex<[String]>([])
+        let failed = Locked<[String]>([])
         for name in ["a", "b"] {
             queue.enqueue(name, path: "/c", access: .shared, start: r.start(name), fail: { e in failed.withLock { $0.append(e.operation) } })
         }

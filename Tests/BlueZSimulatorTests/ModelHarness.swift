@@ -7,18 +7,18 @@ import Synchronization
 
 /// A bus-free simulator: the test thread is its executor, time moves only with `advance`.
 final class ModelHarness {
-    let scheduler = ManualScheduler()
+    let clock = ManualClock()
     let core: SimulatorCore
     private(set) var events: [ObjectEvent] = []
 
     init(adapters: Int = 1) {
-        core = SimulatorCore(scheduler: scheduler, queue: DispatchQueue(label: "model-harness"))
+        core = SimulatorCore(clock: clock, queue: DispatchQueue(label: "model-harness"))
         core.setSink { [unowned self] in self.events.append($0) }
         core.start(adapters: adapters)
         events.removeAll()
     }
 
-    func advance(_ ms: Int) { scheduler.advance(by: .milliseconds(ms)) }
+    func advance(_ ms: Int) { clock.advance(by: .milliseconds(ms)) }
 
     /// Returns the events so far and forgets them.
     func take() -> [ObjectEvent] {

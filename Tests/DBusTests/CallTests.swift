@@ -1,8 +1,8 @@
 import DBus
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 @Suite("Method calls: errors, timeouts, concurrency, closing")
 struct CallTests {
@@ -47,7 +47,7 @@ struct CallTests {
         try await withTestBus { bus in
             let server = try bus.connect()
             let client = try bus.connect()
-            let parked = Mutex<[Responder]>([])
+            let parked = Locked<[Responder]>([])
             let h = try server.export([DBusInterface(name: "org.bluecap.T", methods: [
                 DBusMethod("Park", output: "s") { _, r in parked.withLock { $0.append(r) } },
                 DBusMethod("Quick", output: "s") { _, r in r.succeed([.string("quick")]) },

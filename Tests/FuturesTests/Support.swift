@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 @testable import Futures
+import Locking
 
 /// An error thrown by tests, identified by a code.
 struct TestError: Error, Equatable {
@@ -10,7 +11,7 @@ struct TestError: Error, Equatable {
 
 /// Collects values from any thread.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = Locked<[Value]>([])
     func append(_ value: Value) { storage.withLock { $0.append(value) } }
     var values: [Value] { storage.withLock { $0 } }
     var count: Int { storage.withLock { $0.count } }

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TestSupport
+import Locking
 
 /// A running example executable. Its stdout is read line by line on a dedicated thread
 /// (blocking `read`, no polling); stderr is kept for failure messages. `deinit` kills and reaps.
@@ -21,7 +22,7 @@ final class ExampleProcess: Sendable {
 
     /// Stderr text and whether the child was reaped, shared with the reader threads.
     private final class Shared: Sendable {
-        let stderrText = Mutex("")
+        let stderrText = Locked("")
         let reaped = Atomic<Bool>(false)
     }
 

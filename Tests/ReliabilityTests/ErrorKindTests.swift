@@ -7,9 +7,9 @@ import DBus
 import Dispatch
 import Foundation
 import Futures
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 @Suite("Reliability: error kinds when the bus or bluetoothd goes away", .serialized, .timeLimit(.minutes(1)))
 struct ErrorKindTests {
@@ -20,7 +20,7 @@ struct ErrorKindTests {
         // A bluetoothd that takes ReadValue and never answers, then leaves the bus: the only
         // answer the caller gets is the bus daemon's NoReply "recipient disconnected".
         let fake = try await FakeBlueZ(bus: bus, objects: [FakeBlueZ.managed([])])
-        let parked = Mutex<[Responder]>([])
+        let parked = Locked<[Responder]>([])
         try fake.add([DBusInterface(name: "org.bluez.GattCharacteristic1", methods: [
             DBusMethod("ReadValue", input: "a{sv}", output: "ay", handler: { _, r in parked.withLock { $0.append(r) } }),
         ])], at: HostileBusTests.char)

@@ -5,14 +5,14 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// A fake bluetoothd whose every answer can be made wrong.
 final class FakeBlueZ: Sendable {
     let connection: Connection
-    let handles: Mutex<[ExportHandle]> = Mutex([])
+    let handles: Locked<[ExportHandle]> = Locked([])
 
     static let managedType: DBusType = .dict(key: .objectPath, value: .dict(key: .string, value: .dict(key: .string, value: .variant)))
 

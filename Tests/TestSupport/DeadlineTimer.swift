@@ -1,6 +1,6 @@
 // DeadlineTimer: one-shot timers for test deadlines that leave nothing behind once cancelled.
 import Dispatch
-import Synchronization
+import Locking
 
 /// A one-shot timer on a Dispatch timer source. Cancelling it releases its handler at once.
 ///
@@ -51,7 +51,7 @@ private final class Sleeper: Sendable {
         var timer: DeadlineTimer?
         var finished = false
     }
-    private let inner = Mutex(Inner())
+    private let inner = Locked(Inner())
 
     /// Arms the timer; false when the sleep was cancelled before it started.
     func start(_ continuation: CheckedContinuation<Void, any Error>, after duration: Duration) -> Bool {

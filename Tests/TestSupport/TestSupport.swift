@@ -2,13 +2,13 @@
 @_exported import BlueCapTesting
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 /// A private bus for one test: owns a `BusDaemon` and the connections opened on it.
 public final class TestBus: Sendable {
     /// The daemon.
     public let daemon: BusDaemon
-    private let connections = Mutex<[Connection]>([])
+    private let connections = Locked<[Connection]>([])
 
     public init() throws {
         daemon = try BusDaemon()
@@ -82,7 +82,7 @@ public final class Collector<T: Sendable>: Sendable {
         var waiters: [Waiter] = []
         var nextID = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 
@@ -173,10 +173,10 @@ public func runPython(_ arguments: [String], timeout: Duration = .seconds(30)) a
 /// object is released when it should be.
 public final class WeakReference<T: AnyObject & Sendable>: Sendable {
     private struct Box { weak var object: T? }
-    private let box: Mutex<Box>
+    private let box: Locked<Box>
 
     /// Refers to `object` without retaining it.
-    public init(_ object: T) { box = Mutex(Box(object: object)) }
+    public init(_ object: T) { box = Locked(Box(object: object)) }
 
     /// Whether the object has been deallocated.
     public var isReleased: Bool { box.withLock { $0.object == nil } }

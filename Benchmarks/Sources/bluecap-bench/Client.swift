@@ -12,6 +12,7 @@ import Dispatch
 import Foundation
 import Futures
 import Synchronization
+import Locking
 
 // MARK: - Options
 
@@ -95,7 +96,7 @@ func byteSum(_ data: Data?) -> Int {
 /// Counts deliveries from any thread; `done` runs once when `target` is reached.
 final class Counter: Sendable {
     // Sendable through this mutex.
-    private let state = Mutex<(count: Int, sum: Int, first: ContinuousClock.Instant?, last: ContinuousClock.Instant?)>((0, 0, nil, nil))
+    private let state = Locked<(count: Int, sum: Int, first: ContinuousClock.Instant?, last: ContinuousClock.Instant?)>((0, 0, nil, nil))
     private let target: Int
     private let finished = DispatchSemaphore(value: 0)
 
@@ -240,9 +241,9 @@ func clientScan(_ manager: CentralManager, _ o: ClientOptions) async throws {
 final class Shared: Sendable {
     // Sendable through these atomics and mutexes.
     let sum = Atomic<Int>(0)
-    let latencies = Mutex<[Duration]>([])
-    let failure = Mutex<(any Error)?>(nil)
-    let seen = Mutex<Set<String>>([])
+    let latencies = Locked<[Duration]>([])
+    let failure = Locked<(any Error)?>(nil)
+    let seen = Locked<Set<String>>([])
 
     func add(_ data: Data?) {
         let s = byteSum(data)

@@ -3,7 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// The entry point of the central role: adapter state, scanning, and the peripherals found.
 ///
@@ -18,6 +18,9 @@ import Synchronization
 public final class CentralManager: Sendable {
     /// Where callbacks run.
     public let context: any ExecutionContext
+    /// What times every deadline of the manager and its peripherals: power-on, scan, connection,
+    /// discovery, read/write and notification timeouts, retry backoff and reconnection delays.
+    public let clock: any TimerClock
     /// The adapter asked for (`hci1`), nil for automatic choice.
     public let adapterName: String?
     let connection: Connection?
@@ -33,12 +36,15 @@ public final class CentralManager: Sendable {
         var observations: [ObjectTreeObservation] = []
         var lastState: ManagerState = .unknown
     }
-    let inner = Mutex(State())
+    let inner = Locked(State())
 
     /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
     /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.
-    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault) {
+    /// `clock` times every deadline (real time by default; a ``ManualClock`` in tests).
+    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
+                clock: any TimerClock = SystemClock.shared) {
         self.context = context
+        self.clock = clock
         self.adapterName = adapter
         var conn = connection
         var failure: String?
@@ -153,7 +159,7 @@ public final class CentralManager: Sendable {
         guard let connection, let tree else { return nil }
         let (p, created) = inner.withLock { s -> (Peripheral, Bool) in
             if let p = s.peripherals[path] { return (p, false) }
-            let p = Peripheral(path: path, connection: connection, tree: tree, context: context) { [weak self] p in
+            let p = Peripheral(path: path, connection: connection, tree: tree, context: context, clock: clock) { [weak self] p in
                 self?.inner.withLock { s in if s.peripherals[p.path] === p { s.peripherals.removeValue(forKey: p.path) } }
             }
             s.peripherals[path] = p

@@ -3,7 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// A GATT characteristic (`org.bluez.GattCharacteristic1`) of a ``Service``.
 ///
@@ -53,7 +53,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// `GattCharacteristic1.UUID` as BlueZ wrote it when this object was made (compared as text
     /// before any parsing when an operation starts, see ``replacedError(_:)``).
     let uuidText: String?
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// The queue acquired notification sockets are read on.
     static let socketQueue = DispatchQueue(label: "bluecap.central.notify")
@@ -63,7 +63,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         self.path = path
         self.service = service
         self.uuidText = properties.uuid
-        state = Mutex(State(properties: properties, value: properties.value))
+        state = Locked(State(properties: properties, value: properties.value))
     }
 
     /// The peripheral.

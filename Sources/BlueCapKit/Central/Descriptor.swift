@@ -3,7 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// A GATT descriptor (`org.bluez.GattDescriptor1`) of a ``Characteristic``.
 public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
@@ -12,7 +12,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
     /// The characteristic it belongs to.
     public let characteristic: Characteristic
     let path: ObjectPath
-    private let lastValue = Mutex<Data?>(nil)
+    private let lastValue = Locked<Data?>(nil)
 
     init(uuid: BLEUUID, path: ObjectPath, characteristic: Characteristic) {
         self.uuid = uuid

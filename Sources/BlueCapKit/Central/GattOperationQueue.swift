@@ -1,5 +1,6 @@
 // GattOperationQueue: a device's GATT operations in order; reads may overlap, nothing else does.
-import Synchronization
+
+import Locking
 
 /// Runs a device's GATT operations in the order they were queued, so two never collide in BlueZ.
 ///
@@ -76,7 +77,7 @@ final class GattOperationQueue: Sendable {
     let limit: Int
     /// The most reads of the device in flight at once.
     let maxConcurrentReads: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int = 256, maxConcurrentReads: Int = 32) {
         self.limit = limit

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import Locking
 
 /// Reads the SOCK_SEQPACKET socket `AcquireNotify` returns: each datagram is one notification.
 /// Reading is event driven (a `DispatchSourceRead`); end of file or an error ends it, and
@@ -67,8 +68,8 @@ final class NotificationSocket: @unchecked Sendable {
 
 /// The last owner of the notification socket until its reader is cancelled.
 private final class SocketOwner: Sendable {
-    private let fd: Mutex<FileDescriptor?>
-    init(_ fd: FileDescriptor) { self.fd = Mutex(fd) }
+    private let fd: Locked<FileDescriptor?>
+    init(_ fd: FileDescriptor) { self.fd = Locked(fd) }
     /// Drops the descriptor, which closes it.
     func release() { fd.withLock { $0 = nil } }
 }

@@ -4,7 +4,7 @@ import DBus
 import Dispatch
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// A remote BLE peripheral: an `org.bluez.Device1` object under the manager's adapter.
 ///
@@ -21,6 +21,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     let connection: Connection
     let tree: ObjectTree
     let context: any ExecutionContext
+    /// The manager's clock: every timer of the peripheral runs on it (see ``after(_:_:)``).
+    let clock: any TimerClock
     let operations = GattOperationQueue()
     /// Removes the peripheral from its manager (set by the manager; called through `forget(_:)`).
     let unlist: @Sendable (Peripheral) -> Void
@@ -57,19 +59,20 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var linkIsUp: Bool { properties.connected == true || session?.phase == .connected }
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(path: ObjectPath, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
-         forget: @escaping @Sendable (Peripheral) -> Void) {
+         clock: any TimerClock, forget: @escaping @Sendable (Peripheral) -> Void) {
         self.path = path
         self.identifier = path.rawValue
         self.connection = connection
         self.tree = tree
         self.context = context
+        self.clock = clock
         self.unlist = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.address = props.address ?? Peripheral.address(from: path)
-        state = Mutex(State(properties: props, lastRSSI: props.rssi))
+        state = Locked(State(properties: props, lastRSSI: props.rssi))
     }
 
     /// Starts following the device's objects (called once by the manager).
@@ -248,12 +251,4 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     public static func == (a: Peripheral, b: Peripheral) -> Bool { a === b }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
     public var description: String { "Peripheral(\(address)\(name.map { " \"\($0)\"" } ?? ""))" }
-}
-
-/// Runs `body` after `delay` on a global queue (timers for timeouts and backoff; no polling).
-/// Cancelling the returned task before the deadline unschedules `body` and releases it (and what
-/// it captured) at once; every operation deadline is cancelled when its operation ends.
-@discardableResult
-func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
-    QueueContext.global.schedule(after: delay, body)
 }

@@ -1,6 +1,6 @@
 // LocalAgentAnswers: the refusals this process's agents gave, so that a failed pairing can say
 // that our own agent refused it.
-import Synchronization
+import Locking
 
 /// What this process's ``PairingAgent``s refused, per device, most recent only.
 ///
@@ -18,7 +18,7 @@ enum LocalAgentAnswers {
 
     /// At most this many devices are remembered; the oldest entry goes first.
     static let limit = 64
-    private static let refusals = Mutex<[String: Refusal]>([:])
+    private static let refusals = Locked<[String: Refusal]>([:])
 
     static func record(device: String, _ reply: AgentReplyKind) {
         refusals.withLock { r in

@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
+import Locking
 import Synchronization
 
 /// A pairing agent: an `org.bluez.Agent1` object bluetoothd calls during pairing, answered by a
@@ -42,7 +43,7 @@ public final class PairingAgent: Sendable {
         var next = 0
     }
     // Sendable through this lock; delegate calls and replies happen outside it.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private static let counter = Atomic<Int>(0)
 
     /// An agent with `capability`, answered by `delegate` on `context`.

@@ -2,7 +2,7 @@
 import BlueZ
 import DBus
 import Futures
-import Synchronization
+import Locking
 
 /// A ``PairingAgent`` registered with bluetoothd. ``unregister()`` calls
 /// `org.bluez.AgentManager1.UnregisterAgent` and removes the object; releasing the registration
@@ -20,13 +20,13 @@ public final class PairingAgentRegistration: Sendable {
         var unregistered = false
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(agent: PairingAgent, handle: AgentHandle, tree: ObjectTree, owner: String) {
         self.agent = agent
         self.handle = handle
         self.tree = tree
-        state = Mutex(State(owner: owner))
+        state = Locked(State(owner: owner))
         let observation = tree.observe { [weak self] event in
             if case .ownerChanged(let owner) = event { self?.ownerChanged(owner) }
         }

@@ -3,8 +3,9 @@
 import BlueZ
 import DBus
 import Foundation
-import Futures
 import Synchronization
+import Futures
+import Locking
 
 /// A characteristic of a ``MutableService``, exported as `org.bluez.GattCharacteristic1`
 /// once the service is added to a ``PeripheralManager``.
@@ -32,7 +33,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         var writes: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
     }
     // Sendable through this lock; streams are pushed to after unlocking.
-    private let streams = Mutex(Streams())
+    private let streams = Locked(Streams())
     private let subscriptions: StreamPromise<SubscriptionEvent>
     private let unanswered = StreamPromise<UnansweredRequest>(capacity: 10)
     private let unansweredCount = Atomic<Int>(0)

@@ -2,7 +2,7 @@
 
 import BlueZ
 import Foundation
-import Synchronization
+import Locking
 
 /// A primary service and its characteristics, exported as `org.bluez.GattService1` (with
 /// `GattCharacteristic1` children) once added to a ``PeripheralManager``.
@@ -14,14 +14,14 @@ public final class MutableService: Sendable, CustomStringConvertible {
     /// The profile it was made from, if any.
     public let profile: ServiceProfile?
     // Sendable through this lock: the characteristic list.
-    private let list: Mutex<[MutableCharacteristic]>
+    private let list: Locked<[MutableCharacteristic]>
 
     /// A service with `characteristics` (changes take effect when the service is next added).
     public init(uuid: BLEUUID, name: String = "Unknown", characteristics: [MutableCharacteristic] = []) {
         self.uuid = uuid
         self.name = name
         profile = nil
-        list = Mutex(characteristics)
+        list = Locked(characteristics)
     }
 
     /// A service with a characteristic for each of the profile's, with their initial values.
@@ -30,7 +30,7 @@ public final class MutableService: Sendable, CustomStringConvertible {
         uuid = p.uuid
         name = p.name
         self.profile = p
-        list = Mutex(p.characteristics.map { MutableCharacteristic(profile: $0) })
+        list = Locked(p.characteristics.map { MutableCharacteristic(profile: $0) })
     }
 
     /// The characteristics, in export order.

@@ -5,6 +5,7 @@ import DBus
 import Foundation
 import Futures
 import Synchronization
+import Locking
 
 /// The peripheral role over BlueZ: services registered with `org.bluez.GattManager1`,
 /// advertisements with `org.bluez.LEAdvertisingManager1`, on one adapter.
@@ -41,7 +42,7 @@ public final class PeripheralManager: Sendable {
         var observation: ObjectTreeObservation?
     }
     // Sendable through this lock; no call or callback runs while holding it.
-    let inner = Mutex(State())
+    let inner = Locked(State())
 
     private static let counter = Atomic<Int>(0)
 

@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// Catches SIGINT and SIGTERM with `DispatchSource` signal sources, runs every registered
@@ -29,7 +30,7 @@ public final class SignalTrap: Sendable {
         var onExit: (@Sendable (Int32) -> Void)?
     }
     // Sendable through this lock; cleanups are copied out and run after unlocking.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "bluecap.signal-trap")
 
     /// A trap; use ``shared`` in programs (one per process). Tests may make their own and pass

@@ -1,7 +1,7 @@
 // ProfileManager: the registry of known service profiles.
 
 import Foundation
-import Synchronization
+import Locking
 
 /// A thread-safe registry of service profiles, looked up by service or characteristic UUID
 /// (for naming discovered services and decoding their values, or for building local services).
@@ -16,7 +16,7 @@ public final class ProfileManager: Sendable {
         var characteristicIndex: [BLEUUID: [BLEUUID]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The application-wide registry; empty until profiles are added
     /// (see ``registerBuiltInProfiles()``).

@@ -1,7 +1,6 @@
 // org.bluez.Agent1: the pairing agent this process exports for bluetoothd to call.
 import DBus
 import Foundation
-import Synchronization
 
 // MARK: - AgentRequest
 

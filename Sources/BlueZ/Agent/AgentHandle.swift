@@ -1,6 +1,6 @@
 // AgentHandle: a registered (and exported) LocalAgent.
 import DBus
-import Synchronization
+import Locking
 
 /// A registered ``LocalAgent``. ``unregister(timeout:)`` calls `AgentManager1.UnregisterAgent`
 /// and removes the object; releasing the handle removes the object (bluetoothd drops an agent
@@ -16,13 +16,13 @@ public final class AgentHandle: Sendable {
         var registered = false
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(agent: LocalAgent, connection: Connection, export: ExportHandle, asDefault: Bool) {
         self.agent = agent
         self.connection = connection
         self.asDefault = asDefault
-        state = Mutex(State(export: export))
+        state = Locked(State(export: export))
     }
 
     deinit { state.withLock { $0.export }?.unexport() }

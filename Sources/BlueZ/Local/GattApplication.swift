@@ -3,7 +3,7 @@
 
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 // MARK: - GattApplication
 
@@ -88,13 +88,13 @@ public final class GattApplicationHandle: Sendable {
         var registered = false
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(application: GattApplication, connection: Connection, adapter: ObjectPath, exports: [ExportHandle]) {
         self.application = application
         self.connection = connection
         self.adapter = adapter
-        state = Mutex(State(exports: exports))
+        state = Locked(State(exports: exports))
     }
 
     deinit { unexport() }

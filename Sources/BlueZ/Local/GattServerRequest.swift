@@ -5,6 +5,7 @@ import DBus
 import Dispatch
 import Foundation
 import Synchronization
+import Locking
 
 // MARK: - Options
 
@@ -103,7 +104,7 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     private let onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)?
     private let answered = Atomic<Bool>(false)
     /// The request timeout's timer, cancelled as soon as the request is answered.
-    private let deadline = Mutex<(any DispatchSourceTimer)?>(nil)
+    private let deadline = Locked<(any DispatchSourceTimer)?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
          onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)? = nil,

@@ -3,7 +3,7 @@
 
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 // MARK: - LocalAdvertisement
 
@@ -118,7 +118,7 @@ public final class AdvertisementHandle: Sendable {
         var released = false
     }
     // Sendable through this lock; no call is made while holding it.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(advertisement: LocalAdvertisement, connection: Connection, adapter: ObjectPath, path: ObjectPath,
          onRelease: (@Sendable () -> Void)?) {

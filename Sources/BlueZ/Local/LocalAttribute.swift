@@ -3,7 +3,7 @@
 
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 // MARK: - Handlers
 
@@ -29,14 +29,14 @@ final class LocalAttribute: Sendable {
     let canWrite: Bool
     let maxLength: Int
     // Sendable through this lock; user handlers are copied out and called after unlocking.
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(interface: String, canRead: Bool, canWrite: Bool, maxLength: Int, value: Data, requestTimeout: Duration) {
         self.interface = interface
         self.canRead = canRead
         self.canWrite = canWrite
         self.maxLength = maxLength
-        state = Mutex(State(value: value, requestTimeout: requestTimeout))
+        state = Locked(State(value: value, requestTimeout: requestTimeout))
     }
 
     var value: Data {

@@ -2,7 +2,7 @@
 
 import DBus
 import Foundation
-import Synchronization
+import Locking
 
 /// A characteristic of a local GATT application, exported as `org.bluez.GattCharacteristic1`
 /// at `<root>/serviceN/charM`.
@@ -32,7 +32,7 @@ public final class LocalGattCharacteristic: Sendable {
         var onChange: (@Sendable (Bool) -> Void)?
     }
     // Sendable through this lock; the callback is copied out and called after unlocking.
-    private let notifyState = Mutex(NotifyState())
+    private let notifyState = Locked(NotifyState())
 
     /// A characteristic. `maxLength` bounds writes (`InvalidValueLength` beyond it); requests
     /// the application leaves unanswered fail after `requestTimeout`. Reads and writes are

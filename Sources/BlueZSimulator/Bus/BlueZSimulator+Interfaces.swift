@@ -42,7 +42,7 @@ extension BlueZSimulator {
         case nil:
             handle(interface, member, path, call, responder)
         case .delay(let d)?:
-            core.scheduler.schedule(after: d) { [weak self] in self?.handle(interface, member, path, call, responder) }
+            core.clock.schedule(after: d) { [weak self] in self?.handle(interface, member, path, call, responder) }
         case .error(let e)?:
             responder.fail(name: e.name, message: e.message)
         case .noReply?:
@@ -54,7 +54,7 @@ extension BlueZSimulator {
     private func hold(_ responder: Responder) {
         if held.count >= 1024 { held.removeFirst().work.cancel() }
         let id = ObjectIdentifier(responder)
-        let work = core.scheduler.schedule(after: noReplyHold) { [weak self] in
+        let work = core.clock.schedule(after: noReplyHold) { [weak self] in
             self?.held.removeAll { ObjectIdentifier($0.responder) == id }
         }
         held.append((responder, work))

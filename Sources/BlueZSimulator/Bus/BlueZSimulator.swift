@@ -3,6 +3,7 @@
 import DBus
 import Dispatch
 import Foundation
+import Timing
 
 // MARK: - BlueZSimulator
 
@@ -33,7 +34,7 @@ public final class BlueZSimulator: @unchecked Sendable {
     var tree: ExportedTree!
     var faults = FaultPlan()
     /// Responders held by the no-reply fault (bounded; released after `noReplyHold`).
-    var held: [(responder: Responder, work: ScheduledWork)] = []
+    var held: [(responder: Responder, work: ClockTask)] = []
     /// How long a never-answered call is held before it is dropped.
     public var noReplyHold: Duration = .seconds(30)
     var nameWatch: SignalSubscription?
@@ -42,19 +43,25 @@ public final class BlueZSimulator: @unchecked Sendable {
     var stopped = false
 
     /// Connects to `busAddress`, publishes `adapters` adapters and takes `org.bluez`.
+    /// Every delay of the simulation (connection and discovery delays, delayed and held replies,
+    /// storms) is timed by `clock`: real time by default; a ``ManualClock`` shared with a
+    /// `CentralManager` makes both sides' deadlines fall due only when a test advances it (the
+    /// due work then runs on the simulator's queue, not the advancing thread).
     /// Throws when the bus is unreachable or the name is already owned.
-    public static func start(busAddress: String, adapters: Int = 2) async throws -> BlueZSimulator {
-        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters)
+    public static func start(busAddress: String, adapters: Int = 2,
+                             clock: (any TimerClock)? = nil) async throws -> BlueZSimulator {
+        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters, clock: clock)
         try await sim.takeName()
         return sim
     }
 
-    private init(busAddress: String, adapters: Int) throws {
+    private init(busAddress: String, adapters: Int, clock: (any TimerClock)?) throws {
         let queue = DispatchQueue(label: "bluez-sim")
         self.queue = queue
         self.busAddress = busAddress
         self.adapterCount = adapters
-        self.core = SimulatorCore(scheduler: DispatchScheduler(queue: queue), queue: queue)
+        let timing: any TimerClock = clock.map { QueueClock($0, queue: queue) } ?? SystemClock(queue: queue)
+        self.core = SimulatorCore(clock: timing, queue: queue)
         self.connection = try Connection(address: busAddress)
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         bridgeBox = SimulatorBridge(simulator: self)

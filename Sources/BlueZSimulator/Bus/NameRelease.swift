@@ -1,7 +1,7 @@
 // NameRelease: a one-shot "the name has no owner now" event, awaited with a deadline.
 
 import Dispatch
-import Synchronization
+import Locking
 
 // MARK: - NameRelease
 
@@ -16,7 +16,7 @@ final class NameRelease: Sendable {
         var waiter: CheckedContinuation<Bool, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Marks the name released and wakes a waiter.
     func fire() {

@@ -1,5 +1,7 @@
 // AdapterState / DeviceState: the per-adapter and per-device state of the simulated bluetoothd.
 
+import Timing
+
 // MARK: - AdapterState
 
 /// One simulated controller (hciN) and what bluetoothd tracks for it.
@@ -81,8 +83,8 @@ final class DeviceState: @unchecked Sendable {
     var link: Link = .disconnected
     var servicesResolved = false
     var pendingConnects: [(Result<Void, BlueZErrorReply>) -> Void] = []
-    var connectWork: ScheduledWork?
-    var temporaryWork: ScheduledWork?
+    var connectWork: ClockTask?
+    var temporaryWork: ClockTask?
     /// GATT object paths published for this device (when connected).
     var gattPaths: [String] = []
     /// Characteristic value handle → bus names with a StartNotify session.

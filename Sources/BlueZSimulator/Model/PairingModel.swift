@@ -1,6 +1,8 @@
 // PairingModel: the simulated bluetoothd's pairing vocabulary — IO capabilities, the method
 // they select, what a simulated peripheral does when paired with, and the agent calls.
 
+import Timing
+
 // MARK: - SimulatedIOCapability
 
 /// An IO capability as `org.bluez.AgentManager1.RegisterAgent` names it.
@@ -140,7 +142,7 @@ final class PairingAttempt: @unchecked Sendable {
     var finish: ((Result<Void, BlueZErrorReply>) -> Void)?
     /// Agents with a call outstanding (Cancel goes to them when the attempt ends early).
     var waitingOn: [PairingRegistry.Agent] = []
-    var timeout: ScheduledWork?
+    var timeout: ClockTask?
 
     init(device: String, finish: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         self.device = device

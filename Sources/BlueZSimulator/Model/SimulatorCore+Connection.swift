@@ -35,14 +35,14 @@ extension SimulatorCore {
         device.link = .connecting
         device.pendingConnects.append(done)
         guard let peer = reachable(device) else {
-            device.connectWork = scheduler.schedule(after: connectFailureDelay) { [weak self, weak device] in
+            device.connectWork = clock.schedule(after: connectFailureDelay) { [weak self, weak device] in
                 guard let self, let device, device.link == .connecting else { return }
                 device.link = .disconnected
                 self.finishConnect(device, .failure(.failed("le-connection-abort-by-local")))
             }
             return
         }
-        device.connectWork = scheduler.schedule(after: peer.connectionDelay) { [weak self, weak device] in
+        device.connectWork = clock.schedule(after: peer.connectionDelay) { [weak self, weak device] in
             guard let self, let device, device.link == .connecting else { return }
             self.linkUp(device, peer: peer)
         }
@@ -66,12 +66,12 @@ extension SimulatorCore {
         peer.connectionChanged(central: central(for: device), connected: true)
         if let early = servicesResolvedEarly {
             setServicesResolved(device, true)
-            device.connectWork = scheduler.schedule(after: early) { [weak self, weak device] in
+            device.connectWork = clock.schedule(after: early) { [weak self, weak device] in
                 guard let self, let device, device.link == .connected else { return }
                 self.publishGatt(device)
             }
         } else {
-            device.connectWork = scheduler.schedule(after: peer.discoveryDelay) { [weak self, weak device] in
+            device.connectWork = clock.schedule(after: peer.discoveryDelay) { [weak self, weak device] in
                 guard let self, let device, device.link == .connected else { return }
                 self.publishGatt(device)
                 self.setServicesResolved(device, true)

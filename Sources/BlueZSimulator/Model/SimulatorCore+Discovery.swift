@@ -80,7 +80,7 @@ extension SimulatorCore {
                 forget(device)
             } else if let timeout = temporaryDeviceTimeout {
                 device.temporaryWork?.cancel()
-                device.temporaryWork = scheduler.schedule(after: timeout) { [weak self, weak device] in
+                device.temporaryWork = clock.schedule(after: timeout) { [weak self, weak device] in
                     guard let self, let device, device.link == .disconnected, self.adapters[device.adapter]?.discovering != true else { return }
                     self.forget(device)
                 }

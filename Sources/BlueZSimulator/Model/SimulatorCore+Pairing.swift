@@ -148,7 +148,7 @@ extension SimulatorCore {
 
     private func armTimeout(_ attempt: PairingAttempt, _ device: DeviceState) {
         attempt.timeout?.cancel()
-        attempt.timeout = scheduler.schedule(after: pairingTimeout) { [weak self] in
+        attempt.timeout = clock.schedule(after: pairingTimeout) { [weak self] in
             guard let self, self.pairing.attempts[attempt.device] === attempt else { return }
             self.endPairing(attempt, .failure(.bluez("AuthenticationTimeout", "Authentication Timeout")), dropLink: device)
         }

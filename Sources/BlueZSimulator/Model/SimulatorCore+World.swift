@@ -127,7 +127,7 @@ extension SimulatorCore {
         }
         for n in 0..<devices { if let p = peripherals[BluetoothAddress.storm(n)] { reportEverywhere(p.peer, range: range) } }
         let interval = Duration.nanoseconds(Int64(1e9 / max(hz, 0.001)))
-        storm = scheduler.repeating(every: interval) { [weak self] in
+        storm = clock.repeating(every: interval) { [weak self] in
             guard let self else { return }
             self.stormTick += 1
             let swing: Int16 = self.stormTick % 2 == 0 ? 0 : -10

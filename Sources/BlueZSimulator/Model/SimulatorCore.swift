@@ -2,6 +2,7 @@
 // the object tree comes out of `store` as the ObjectEvent bluetoothd would signal.
 
 import Dispatch
+import Timing
 
 // MARK: - SimulatorCore
 
@@ -9,12 +10,13 @@ import Dispatch
 /// connections, GATT, applications and advertisements, and the fault operations.
 ///
 /// Confined to one executor: call it only from the simulator's queue (or, in unit tests with a
-/// `ManualScheduler`, from the test's thread). It is `@unchecked Sendable` so it can be captured by
+/// `ManualClock`, from the test's thread). It is `@unchecked Sendable` so it can be captured by
 /// the scheduled closures that run on that same executor.
 public final class SimulatorCore: @unchecked Sendable {
     /// The published objects.
     public let store: ObjectStore
-    let scheduler: SimulatorScheduler
+    /// Every delay of the model (connection, discovery, delayed replies, storms) runs on it.
+    let clock: any TimerClock
     /// The queue acquired sockets are watched on (the simulator's queue).
     let queue: DispatchQueue
     var adapters: [Int: AdapterState] = [:]
@@ -39,7 +41,7 @@ public final class SimulatorCore: @unchecked Sendable {
     /// Fast path for notification bursts: given a characteristic path, returns a function that
     /// emits one Value PropertiesChanged (set by the D-Bus face; nil: through the store).
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
-    var storm: ScheduledWork?
+    var storm: ClockTask?
     var stormTick = 0
     /// Agents and pairings in progress (SimulatorCore+Pairing).
     var pairing = PairingRegistry()
@@ -51,9 +53,9 @@ public final class SimulatorCore: @unchecked Sendable {
         case descriptor(UInt16)
     }
 
-    /// A core publishing into `store` and scheduling with `scheduler`; sockets are watched on `queue`.
-    public init(scheduler: SimulatorScheduler, queue: DispatchQueue, sink: @escaping (ObjectEvent) -> Void = { _ in }) {
-        self.scheduler = scheduler
+    /// A core publishing into `store` and timing its delays with `clock`; sockets are watched on `queue`.
+    public init(clock: any TimerClock, queue: DispatchQueue, sink: @escaping (ObjectEvent) -> Void = { _ in }) {
+        self.clock = clock
         self.queue = queue
         self.store = ObjectStore(sink: sink)
     }

@@ -2,12 +2,13 @@
 import Foundation
 import Glibc
 import Synchronization
+import Locking
 
 /// Owns one libdbus connection and the thread that runs it.
 ///
 /// `@unchecked Sendable`: every libdbus call on `raw` and every `owner*` property happen on the
 /// owner thread (the thread started in `start()`); other threads reach them only by submitting
-/// closures to `jobs`. Cross-thread state lives in `Mutex`/`Atomic` properties
+/// closures to `jobs`. Cross-thread state lives in `Locked`/`Atomic` properties
 /// (`signals`, `exports`, `isClosed`); `ownerThread` is written once before `start()` returns.
 final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     let raw: RawConnection
@@ -15,12 +16,12 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     let address: String
     let jobs = JobQueue()
     let isClosed = Atomic<Bool>(false)
-    let signals = Mutex(SignalTable())
-    let exports = Mutex(ExportTable())
+    let signals = Locked(SignalTable())
+    let exports = Locked(ExportTable())
     /// Counters for tests and diagnostics.
-    let stats = Mutex(Stats())
+    let stats = Locked(Stats())
     /// Internal name-owner watches feeding `SignalTable.owners`.
-    let ownerWatches = Mutex<[String: SignalSubscription]>([:])
+    let ownerWatches = Locked<[String: SignalSubscription]>([:])
 
     struct Stats: Sendable {
         var addMatchSent = 0

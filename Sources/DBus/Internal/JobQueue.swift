@@ -1,49 +1,45 @@
 // The lock-protected queue through which other threads hand work to a connection's owner thread.
 import Glibc
+import Locking
 
 /// A bounded FIFO of closures plus the eventfd that wakes the owner thread.
 ///
-/// `@unchecked Sendable`: `items`, `wakePending` and `closed` are guarded by `mutex`;
-/// `eventFD` is immutable after init.
+/// `@unchecked Sendable`: `items`, `wakePending` and `closed` live in `state` (a `Locked`);
+/// `eventFD` and `notFull` are immutable after init.
 final class JobQueue: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
     static let capacity = 65_536
 
+    private struct State {
+        var items: [Job] = []
+        var wakePending = false
+        var closed = false
+    }
+
     let eventFD: Int32
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var items: [Job] = []
-    private var wakePending = false
-    private var closed = false
+    private let state = Locked(State())
+    /// Broadcast whenever the queue is emptied or closed: submitters waiting for room recheck.
+    private let notFull = LockCondition()
 
     init() {
         eventFD = LibDBus.makeEventFD()
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(notFull, nil)
     }
 
     deinit {
-        pthread_cond_destroy(notFull)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        notFull.deallocate()
         Glibc.close(eventFD)
     }
 
     /// Appends `job`; waits while the queue is full. Returns false once the queue is closed.
     func submit(_ job: @escaping Job) -> Bool {
-        pthread_mutex_lock(mutex)
-        while items.count >= JobQueue.capacity && !closed { pthread_cond_wait(notFull, mutex) }
-        if closed {
-            pthread_mutex_unlock(mutex)
-            return false
+        let (accepted, mustWake) = state.withLock(waitingOn: notFull,
+                                                   until: { $0.items.count < JobQueue.capacity || $0.closed }) { s in
+            if s.closed { return (false, false) }
+            s.items.append(job)
+            defer { s.wakePending = true }
+            return (true, !s.wakePending)
         }
-        items.append(job)
-        let mustWake = !wakePending
-        wakePending = true
-        pthread_mutex_unlock(mutex)
         if mustWake { wake() }
-        return true
+        return accepted
     }
 
     /// Writes the eventfd so the owner's poll returns.
@@ -60,29 +56,25 @@ final class JobQueue: @unchecked Sendable {
 
     /// Takes every queued job (owner thread).
     func takeAll() -> [Job] {
-        pthread_mutex_lock(mutex)
-        let out = items
-        items = []
-        wakePending = false
-        pthread_cond_broadcast(notFull)
-        pthread_mutex_unlock(mutex)
+        let out = state.withLock { s -> [Job] in
+            defer { s.items = []; s.wakePending = false }
+            return s.items
+        }
+        notFull.broadcast()
         return out
     }
 
     var isEmpty: Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return items.isEmpty
+        state.withLock { $0.items.isEmpty }
     }
 
     /// Refuses further jobs and returns those still queued (owner thread, at shutdown).
     func close() -> [Job] {
-        pthread_mutex_lock(mutex)
-        closed = true
-        let out = items
-        items = []
-        pthread_cond_broadcast(notFull)
-        pthread_mutex_unlock(mutex)
+        let out = state.withLock { s -> [Job] in
+            defer { s.closed = true; s.items = [] }
+            return s.items
+        }
+        notFull.broadcast()
         return out
     }
 }

@@ -1,7 +1,7 @@
 // ServiceModel: a class whose @Characteristic properties mirror a service's characteristics.
 
 import Foundation
-import Synchronization
+import Locking
 
 /// One characteristic binding of a ``ServiceModel``: the storage of a `@Characteristic` property.
 public protocol CharacteristicBinding: AnyObject, Sendable {
@@ -117,14 +117,14 @@ open class ServiceModel: @unchecked Sendable {
         private let decode: @Sendable (Data) throws(SerDeError) -> Value
         private let encode: @Sendable (Value) -> Data
         /// The value and whether one was received, guarded by this mutex.
-        private let state: Mutex<State>
+        private let state: Locked<State>
 
         /// A property bound to `uuid`, starting at `wrappedValue`, converted by `transformer`.
         public init<T: CharacteristicTransformer>(wrappedValue: Value, _ uuid: BLEUUID, transformer: T) where T.Value == Value {
             self.uuid = uuid
             self.decode = { (data: Data) throws(SerDeError) -> Value in try transformer.value(from: data) }
             self.encode = { transformer.data(from: $0) }
-            self.state = Mutex(State(value: wrappedValue))
+            self.state = Locked(State(value: wrappedValue))
         }
 
         /// The property's value.

@@ -2,11 +2,11 @@
 import BlueZ
 import Foundation
 import Futures
-import Synchronization
+import Locking
 
 /// Holds the binding a model made: a reference, so reflection over the model sees one child.
 final class BindingSlot: Sendable {
-    let current = Mutex<ServiceModelBinding?>(nil)
+    let current = Locked<ServiceModelBinding?>(nil)
 }
 
 /// A ``ServiceModel`` bound to a remote ``Service``: each `@Characteristic` property is tied to
@@ -78,7 +78,7 @@ public final class ServiceModelBinding: Sendable {
     let entries: [Entry]
     private let slot: BindingSlot
     private let changePromise: StreamPromise<ServiceModelChange>
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init(service: Service, options: Options, entries: [Entry], skipped: [BLEUUID], slot: BindingSlot) {
         self.service = service

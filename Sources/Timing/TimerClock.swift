@@ -1,0 +1,28 @@
+// TimerClock: the one source of time for timeouts, retries, backoff and simulated delays.
+
+// MARK: - TimerClock
+
+/// Runs work after a delay, or repeatedly: every timer of the library (connection, discovery,
+/// read/write, scan and power-on timeouts, retry backoff, reconnection delays) and of
+/// `BlueZSimulator` (connection and discovery delays, delayed replies, storms) goes through one.
+///
+/// Inject a ``ManualClock`` (into `CentralManager`, `PeripheralManager`, `BlueZSimulator`) and
+/// every deadline falls due only when the test calls ``ManualClock/advance(by:)``: timeouts are
+/// tested in microseconds, with no real sleeps and no margins. ``SystemClock`` is the default.
+public protocol TimerClock: AnyObject, Sendable {
+    /// The time elapsed since the clock was created.
+    var now: Duration { get }
+
+    /// Runs `work` once, `delay` from ``now``, unless the returned task is cancelled first.
+    @discardableResult
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask
+
+    /// Runs `work` every `interval` (first at ``now`` + `interval`) until the returned task is cancelled.
+    @discardableResult
+    func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask
+}
+
+extension TimerClock where Self == SystemClock {
+    /// Real time on a global dispatch queue.
+    public static var system: SystemClock { SystemClock.shared }
+}

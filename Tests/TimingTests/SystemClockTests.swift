@@ -1,0 +1,51 @@
+// SystemClockTests: real-time work runs on its queue once due; a cancelled task never does.
+import Dispatch
+import Locking
+import Testing
+import Timing
+
+@Suite("SystemClock")
+struct SystemClockTests {
+    @Test("scheduled work runs on the clock's queue after its delay")
+    func fires() async {
+        let queue = DispatchQueue(label: "system-clock-test")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 7)
+        let clock = SystemClock(queue: queue)
+        let start = clock.now
+        let (onQueue, elapsed) = await withCheckedContinuation { (c: CheckedContinuation<(Bool, Duration), Never>) in
+            clock.schedule(after: .milliseconds(20)) { c.resume(returning: (DispatchQueue.getSpecific(key: key) == 7, clock.now - start)) }
+        }
+        #expect(onQueue)
+        #expect(elapsed >= .milliseconds(20))
+    }
+
+    @Test("a task cancelled before its deadline never runs, and a cancelled repeating task stops")
+    func cancelled() async {
+        let clock = SystemClock(queue: DispatchQueue(label: "system-clock-cancel"))
+        let ran = Locked(false)
+        clock.schedule(after: .milliseconds(10)) { ran.withLock { $0 = true } }.cancel()
+        // (ticks, the repeating task, resumed): the third tick cancels the task from its own handler.
+        let state = Locked<(ticks: Int, task: ClockTask?, resumed: Bool)>((0, nil, false))
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let task = clock.repeating(every: .milliseconds(5)) {
+                let (task, resume) = state.withLock { s -> (ClockTask?, Bool) in
+                    s.ticks += 1
+                    guard s.ticks >= 3, let task = s.task else { return (nil, false) }
+                    defer { s.resumed = true }
+                    return (task, !s.resumed)
+                }
+                task?.cancel()
+                if resume { c.resume() }
+            }
+            state.withLock { $0.task = task }
+        }
+        let stopped = state.withLock { $0.ticks }
+        // A later one-shot on the same serial queue runs after anything a live timer would have done.
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            clock.schedule(after: .milliseconds(30)) { c.resume() }
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(state.withLock { $0.ticks } == stopped)
+    }
+}
