@@ -160,6 +160,29 @@ struct PairingSimulatorTests {
         #expect(!p.isPaired)
     }
 
+    @Test("the bond holds across disconnect and reconnect: the encrypted read works again and no agent is asked")
+    func bondHeldAcrossReconnection() async throws {
+        let rig = try await CentralRig.start()
+        defer { rig.stop() }
+        rig.simulator.add(secureTag(SimulatedPairing(capability: .displayYesNo)))
+        let (registration, requests) = try await centralAgent(rig, .displayYesNo, PairingHandlers.autoAccept())
+        defer { withExtendedLifetime(registration) {} }
+        var (p, service, events) = try await rig.ready(tagAddress)
+        try await p.pair().value
+        #expect(requests.items.count == 1)
+        _ = try await need(service.characteristic(accelerometerData)).read().value
+        p.disconnect()
+        try await events.events.wait(for: 2, timeout: .seconds(5))
+        events = rig.connect(p)
+        try await events.events.wait(for: 1, timeout: .seconds(5))
+        service = try await rig.services(of: p)
+        let data = try need(service.characteristic(accelerometerData))
+        _ = try await data.read().value
+        #expect(data.value == Data([0, 0, 64]))
+        #expect(p.isBonded)
+        #expect(requests.items.count == 1, "asked again: \(requests.items)")
+    }
+
     @Test("the remote lost the bond: the encrypted read fails until forget() and a new pair()")
     func bondLostOnRemote() async throws {
         let rig = try await CentralRig.start()

@@ -200,7 +200,13 @@ extension RealBlueZTests {
         }
     }
 
-    @Test("the bond holds across disconnect and reconnect (no second pairing); forget() removes it and the read fails again until re-paired",
+    // The bond across a *reconnection* is proven on the bus tier only
+    // (PairingSimulatorTests.bondHeldAcrossReconnection): with btvirt, a bonded device's
+    // reconnection drops the link as soon as bluetoothd raises its security with the stored LTK
+    // (both sides "disconnected, reason 3"), and closing that ATT socket has crashed the guest's
+    // 6.1 kernel twice (BUG in hci_chan_del from l2cap_sock_release): Scripts/bluez-vm/README.md
+    // lesson 18. Here: the bond outlives the disconnection on both sides, and forget() removes it.
+    @Test("the bond outlives the disconnection on both sides; forget() removes it: an unpaired read is refused again until re-paired",
           .timeLimit(.minutes(6)))
     func pairingBondAndForget() async throws {
         try await PairingRig.with(capability: .noInputNoOutput) { rig in
@@ -212,24 +218,23 @@ extension RealBlueZTests {
             #expect(try await rig.centralSideBonded(p))
             try await rig.disconnect(p)
 
-            // Reconnect: the stored keys encrypt the link; no agent is asked anything.
-            let asked = (rig.centralRequests.items.count, rig.peripheralRequests.items.count)
-            try await rig.connect(p)
-            let again = try await rig.findSecret(p)
-            _ = try await again.read(timeout: .seconds(20)).value
-            #expect(again.value == SecureProfile.value)
-            #expect(p.isBonded)
-            #expect(rig.centralRequests.items.count == asked.0, "central agent asked again: \(rig.centralRequests.items)")
-            #expect(rig.peripheralRequests.items.count == asked.1, "peripheral agent asked again: \(rig.peripheralRequests.items)")
-            try await rig.disconnect(p)
-
-            // forget(): the central's bond and device object are gone.
-            try await withDeadline(.seconds(30), "forget") { try await p.forget().value }
+            // Disconnected: bluetoothd keeps the bond on both sides.
             let bus = rig.pair.centralBus, path = try ObjectPath(p.identifier)
+            #expect(try await VM.property(bus, path, "org.bluez.Device1", "Bonded") == .bool(true))
+            #expect(p.isBonded)
+            #expect(rig.pair.peripheral.pairingState(of: rig.centralIdentity)?.isBonded == true)
+
+            // forget() on both sides: the bonds and the device objects are gone (a half-forgotten
+            // bond would make the reconnection raise security with a stale key: see above).
+            try await withDeadline(.seconds(30), "forget") { try await p.forget().value }
+            try await withDeadline(.seconds(30), "the peripheral forgets the central") {
+                try await rig.pair.peripheral.forget(rig.centralIdentity).value
+            }
             let gone = try await VM.recheck(bus, timeout: .seconds(10)) {
                 (try? await VM.property(bus, path, "org.bluez.Device1", "Paired")) == nil ? true : nil
             }
             #expect(gone == true)
+            #expect(rig.pair.peripheral.pairingState(of: rig.centralIdentity) == nil)
 
             // Found again by a scan, unpaired: the read needs pairing, which the peripheral refuses.
             rig.peripheralAllows.store(false, ordering: .sequentiallyConsistent)
@@ -239,12 +244,9 @@ extension RealBlueZTests {
             let refused = await rig.readFailure(secret2)
             print("vm pairing: read after forget() -> \(refused.map { "\($0)" } ?? "succeeded")")
             #expect(refused != nil, "the read succeeded after forget()")
-            if q.isConnected { try await rig.disconnect(q) } else { try await rig.waitUntilDisconnected() }
+            try await rig.waitUntilDisconnected()
 
-            // Re-paired (the peripheral forgets its old bond of the central too): the read works.
-            try await withDeadline(.seconds(30), "the peripheral forgets the central") {
-                try await rig.pair.peripheral.forget(rig.centralIdentity).value
-            }
+            // Re-paired: the read works.
             rig.peripheralAllows.store(true, ordering: .sequentiallyConsistent)
             try await rig.connect(q)
             try await withDeadline(.seconds(60), "pair again") { try await q.pair().value }
