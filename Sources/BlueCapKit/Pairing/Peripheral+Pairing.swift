@@ -93,13 +93,15 @@ extension Peripheral {
     }
 
     /// Calls `org.bluez.Adapter1.RemoveDevice`: disconnects, and removes the device's object,
-    /// bond and cached services from bluetoothd. The peripheral is then gone from its manager;
-    /// a new scan finds the device again, unpaired.
+    /// bond and cached services from bluetoothd. On success the peripheral is terminated
+    /// (``terminate()``: gone from its manager, its operations fail with `.terminated`); a new
+    /// scan finds the device again as a new, unpaired ``Peripheral``.
     public func forget() -> Future<Void> {
         let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
         let devicePath = path
-        return call("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { device throws(BlueZError) in
+        return call("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] device throws(BlueZError) in
             try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath)
+            terminate()
         }
     }
 
