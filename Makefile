@@ -4,6 +4,8 @@
 #                  unit + bus (swift test, private dbus-daemons) and real BlueZ (qemu VM)
 #   make demo      install what is missing, then stream 20 samples from a simulated SensorTag
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
+#   make docs      the DocC reference as a static site in .build/docs; fails on an undocumented
+#                  public symbol or any docc warning (about a minute once built)
 #   make tsan      every unit and bus-tier suite under ThreadSanitizer (SANITIZE_SUITES='A|B' for some)
 #   make asan      the same under AddressSanitizer
 #   make fuzz      each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus
@@ -21,7 +23,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps test test-bus test-vm tsan asan asan-if-changed fuzz soak demo bench clean
+.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz soak demo bench clean
 
 all: build
 
@@ -34,9 +36,15 @@ build: deps
 
 ## test: every tier, in order: unit + bus, then real BlueZ in a VM (Scripts/bluez-vm/test-vm: the
 ## harness smoke test, both examples talking across real bluetoothd, and the VMTests target).
-test: test-bus
+test: test-bus docs
 	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
+
+## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures and BlueCapTesting in .build/docs
+## (static hosting). Fails when a public symbol declared in Sources/ lacks a doc comment
+## (Scripts/docs-coverage over the symbol graphs) or when docc warns (--warnings-as-errors).
+docs: deps
+	SWIFT=$(SWIFT) Scripts/docs
 
 ## test-bus: unit tests and bus-tier tests (private dbus-daemon + BlueZSimulator).
 ## Two runs: the Futures suite's stress tests keep every core busy for seconds, which would

@@ -39,7 +39,7 @@ let package = Package(
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
         .target(name: "BlueCapTesting", dependencies: ["CDBus"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapTesting", "Locking", "Timing"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples.
         .executableTarget(
@@ -54,9 +54,9 @@ let package = Package(
             path: "Benchmarks/Sources/bluecap-bench", swiftSettings: strict),
         // Tests. TestSupport: private dbus-daemon, process helpers and the central rig (bus +
         // simulator + manager) shared by the bus tiers and the soak.
-        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "BlueCapTesting", "Locking"],
+        .target(name: "TestSupport", dependencies: ["DBus", "BlueCapKit", "BlueZSimulator", "Locking", "BlueCapTesting"],
                 path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "BlueCapTesting", "Locking"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking", "BlueCapTesting"], swiftSettings: strict),
         .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),

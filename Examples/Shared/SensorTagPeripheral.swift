@@ -197,7 +197,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
             enabled = false
             reschedule()
         }
-        await manager.shutdown()
+        _ = try? await manager.shutdown().value
     }
 }
 

@@ -6,6 +6,7 @@ import Synchronization
 
 /// Why a private bus could not be started.
 public struct BusDaemonError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What failed and why, e.g. "dbus-daemon not found: install the dbus package".
     public var message: String
     public var description: String { message }
 }

@@ -32,6 +32,8 @@ public enum CleanSpawn {
     /// Starts `path` with `arguments` (not including the program name) and returns its pid.
     ///
     /// - Parameters:
+    ///   - path: the executable's path.
+    ///   - arguments: the arguments after the program name.
     ///   - environment: the child's environment; `nil` passes the parent's.
     ///   - redirections: child descriptor → what it is connected to; descriptors not named are
     ///     inherited unless they are close-on-exec.

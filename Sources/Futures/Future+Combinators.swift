@@ -41,7 +41,11 @@ extension Future {
 
     /// A stream fed by the stream that `mapping` returns for this future's value. If this
     /// future (or `mapping`) fails, the stream carries the error and finishes.
-    /// - Parameter capacity: how many results the new stream keeps for replay.
+    /// - Parameters:
+    ///   - capacity: how many results the new stream keeps for replay.
+    ///   - context: where `mapping` runs.
+    ///   - cancelToken: cancels the callback before it runs.
+    ///   - mapping: makes the stream from this future's value.
     @inlinable
     public func flatMap<M: Sendable>(
         capacity: Int = FutureStream<M>.defaultCapacity,

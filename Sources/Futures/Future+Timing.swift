@@ -4,7 +4,9 @@ extension Future {
     /// A future with this future's result, or failing with ``FuturesError/timeout(after:)`` if
     /// this future is still pending after `delay`. If this future completes first, the timer is
     /// cancelled at once (it does not hold the promise until the deadline).
-    /// - Parameter context: supplies the timer; pass a ``ManualContext`` for virtual time.
+    /// - Parameters:
+    ///   - delay: how long to wait for this future.
+    ///   - context: supplies the timer; pass a ``ManualContext`` for virtual time.
     public func timeout(
         after delay: Duration,
         context: any ExecutionContext = .futuresDefault
@@ -28,7 +30,8 @@ extension Future {
     ///   - times: how many retries after the first attempt (`times: 2` means at most 3 attempts).
     ///   - delay: pause between a failure and the next attempt; `.zero` retries right away.
     ///   - context: where `attempt` runs and which clock measures `delay`.
-    ///   - when: decides whether an error is worth retrying; by default every error is.
+    ///   - shouldRetry: decides whether an error is worth retrying; by default every error is.
+    ///   - attempt: starts one attempt.
     /// - Returns: a future with the first success, or the last failure.
     public static func retry(
         times: Int,

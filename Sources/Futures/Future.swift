@@ -146,6 +146,7 @@ public final class Future<T: Sendable>: Sendable {
     /// - Parameters:
     ///   - context: where `completion` runs; the library's serial queue by default.
     ///   - cancelToken: cancelling it before `completion` starts prevents it from ever running.
+    ///   - completion: receives the result.
     @inlinable
     public func onComplete(
         context: any ExecutionContext = .futuresDefault,

@@ -76,7 +76,7 @@ func sendSample(_ service: MutableService, x: Double, y: Double, z: Double) -> B
 // README: shutdown
 /// On SIGINT/SIGTERM: unregister the advertisement and the application, then exit.
 func unregisterOnSignals(_ manager: PeripheralManager) {
-    SignalTrap.shared.onShutdown { await manager.shutdown() }
+    SignalTrap.shared.onShutdown { _ = try? await manager.shutdown().value }
     SignalTrap.shared.install()
 }
 // README: end
@@ -102,7 +102,7 @@ func batteryExample() throws -> UInt8 {
 func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, FutureStream<ServiceModelChange>) {
     let battery = BatteryService()
     _ = try await peripheral.discoverServices([battery.serviceUUID]).value
-    let binding = try await battery.bound(to: peripheral.service(battery.serviceUUID)!)  // StartNotify
+    let binding = try await battery.bind(to: peripheral.service(battery.serviceUUID)!).value  // StartNotify
     _ = try await battery.readAll().value   // battery.level and battery.manufacturer are set
     return (battery, binding.changes)       // each level notified: uuid "2A19", value 42, data [42]
 }

@@ -130,7 +130,7 @@ struct ServiceModelBindingTests {
         let h = try await CentralHarness.start()
         defer { h.stop() }
         let model = ThermostatModel()
-        let binding = try await model.bound(to: try await service(h, "FFE0"))
+        let binding = try await model.bind(to: try await service(h, "FFE0")).value
         #expect(binding.notifyingUUIDs.isEmpty)
         _ = try await within(model.write(model.$target, 0x1234), "write")
         #expect(model.target == 0x1234)

@@ -60,7 +60,7 @@ public final class PeripheralRig: Sendable {
     /// Resets the central, shuts the peripheral down (bounded), stops the simulator and the bus.
     public func stop() async {
         central.reset()
-        _ = try? await withDeadline(.seconds(5), "shutdown") { await self.peripheralManager.shutdown(); return true }
+        _ = try? await withDeadline(.seconds(5), "shutdown") { _ = try? await self.peripheralManager.shutdown().value; return true }
         simulator.stop()
         bus.stop()
     }

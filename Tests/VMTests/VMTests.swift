@@ -52,7 +52,7 @@ final class Pair: Sendable {
     func stop() async {
         for p in central.peripherals { p.terminate() }
         central.reset()
-        await withDeadlineOrNil { await self.peripheral.shutdown() }
+        await withDeadlineOrNil { _ = try? await self.peripheral.shutdown().value }
         do {
             for path in try await VM.snapshot(centralBus).connected {
                 _ = try? await centralBus.call(destination: "org.bluez", path: try ObjectPath(path), interface: "org.bluez.Device1",

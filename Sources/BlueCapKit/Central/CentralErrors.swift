@@ -11,13 +11,13 @@ public typealias PeripheralError = BlueCapError
 // MARK: - CentralManager's errors
 
 extension BlueCapError {
-    /// ``BlueZErrorKind/notPoweredOn``: the manager's adapter is in `state`.
+    /// `.notPoweredOn`: the manager's adapter is in `state`.
     public static func notPoweredOn(_ state: ManagerState) -> BlueCapError {
         BlueCapError(kind: .notPoweredOn, operation: "CentralManager",
                      message: "the adapter is not powered on (state \(state)): power it with `bluetoothctl power on`")
     }
 
-    /// ``BlueZErrorKind/busUnavailable``: the bus could not be reached (`message` names the address).
+    /// `.busUnavailable`: the bus could not be reached (`message` names the address).
     public static func busUnavailable(_ message: String) -> BlueCapError {
         BlueCapError(kind: .busUnavailable, operation: "CentralManager", message: message)
     }
@@ -27,11 +27,11 @@ extension BlueCapError {
         BlueCapError(error, operation: "CentralManager.startScanning (\(error.operation ?? "org.bluez.Adapter1.StartDiscovery"))")
     }
 
-    /// ``BlueZErrorKind/scanReplaced``: a newer scan replaced this one.
+    /// `.scanReplaced`: a newer scan replaced this one.
     public static let scanReplaced = BlueCapError(kind: .scanReplaced, operation: "CentralManager.startScanning",
                                                   message: "replaced by a newer scan")
 
-    /// ``BlueZErrorKind/adapterUnavailable``: bluetoothd left the bus or the adapter went away
+    /// `.adapterUnavailable`: bluetoothd left the bus or the adapter went away
     /// while scanning; `state` is the manager's state then.
     public static func adapterUnavailable(_ state: ManagerState) -> BlueCapError {
         BlueCapError(kind: .adapterUnavailable, operation: "CentralManager.startScanning",

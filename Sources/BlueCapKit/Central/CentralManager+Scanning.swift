@@ -44,7 +44,7 @@ extension CentralManager {
     /// bluetoothd merges every client's filter. If BlueZ stops discovering while we scan, discovery
     /// is started again (driven by `Adapter1.Discovering` changes). With `timeout`, the scan
     /// stops and the stream finishes after it. A new scan replaces the previous one. Fails with
-    /// ``CentralManagerError/notPoweredOn(_:)`` unless `.poweredOn`.
+    /// ``BlueCapError/notPoweredOn(_:)`` unless `.poweredOn`.
     public func startScanning(forServiceUUIDs uuids: [BLEUUID]? = nil, capacity: Int = 100, timeout: Duration? = nil,
                               options: ScanOptions = ScanOptions()) -> FutureStream<Peripheral> {
         let promise = StreamPromise<Peripheral>(capacity: max(1, capacity))

@@ -95,7 +95,7 @@ public final class CentralManager: Sendable {
     /// The stream keeps the latest state: a new subscriber gets it first.
     public func whenStateChanges() -> FutureStream<ManagerState> { stateStream.stream }
 
-    /// Completes once the state is `.poweredOn`; fails with ``CentralManagerError/notPoweredOn(_:)``
+    /// Completes once the state is `.poweredOn`; fails with ``BlueCapError/notPoweredOn(_:)``
     /// after `timeout`.
     ///
     /// The state is read only after catching up with the bus (a round trip to the bus daemon,

@@ -114,8 +114,8 @@ extension Peripheral {
     var linkIsUp: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
 
     /// Why an operation cannot start, nil while the link is up (``linkIsUp``), read under one
-    /// lock: ``PeripheralError/Kind/terminated`` after ``terminate()``, else
-    /// ``PeripheralError/Kind/notConnected``.
+    /// lock: `.terminated` after ``terminate()``, else
+    /// `.notConnected`.
     var linkDown: PeripheralError.Kind? {
         state.withLock { s in s.terminated ? .terminated : (s.linkIsUp ? nil : .notConnected) }
     }

@@ -23,10 +23,10 @@ import BlueZ
 /// }
 /// ```
 public struct BlueCapError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong: a BlueZ error name (``BlueZErrorKind/inProgress``,
-    /// ``BlueZErrorKind/authenticationFailed``…), a transport condition
-    /// (``BlueZErrorKind/timeout``, ``BlueZErrorKind/serviceUnavailable``…) or one of the library's
-    /// (``BlueZErrorKind/terminated``, ``BlueZErrorKind/busy``…). Open for extension.
+    /// What went wrong: a BlueZ error name (`.inProgress`,
+    /// `.authenticationFailed`…), a transport condition
+    /// (`.timeout`, `.serviceUnavailable`…) or one of the library's
+    /// (`.terminated`, `.busy`…). Open for extension.
     public typealias Kind = BlueZErrorKind
 
     /// What went wrong.
@@ -38,7 +38,7 @@ public struct BlueCapError: Error, Sendable, Equatable, CustomStringConvertible 
     public var path: String?
     /// BlueZ's error, when BlueZ answered with one.
     public var bluez: BlueZError?
-    /// The timeout that fired, for ``BlueZErrorKind/timeout``.
+    /// The timeout that fired, for `.timeout`.
     public var timeout: Duration?
     /// More detail: BlueZ's message, or ours naming the cause and the fix.
     public var message: String
@@ -54,16 +54,16 @@ public struct BlueCapError: Error, Sendable, Equatable, CustomStringConvertible 
         self.message = message
     }
 
-    /// Wraps a BlueZ error, keeping its kind (so `InProgress` stays ``BlueZErrorKind/inProgress``,
-    /// a call deadline ``BlueZErrorKind/timeout`` with `timeout`, a departed bluetoothd
-    /// ``BlueZErrorKind/serviceUnavailable``) and naming our call; `path` defaults to BlueZ's.
+    /// Wraps a BlueZ error, keeping its kind (so `InProgress` stays `.inProgress`,
+    /// a call deadline `.timeout` with `timeout`, a departed bluetoothd
+    /// `.serviceUnavailable`) and naming our call; `path` defaults to BlueZ's.
     public init(_ error: BlueZError, operation: String, path: String? = nil, timeout: Duration? = nil) {
         self.init(kind: error.kind, operation: operation, path: path ?? error.path, bluez: error,
                   timeout: error.kind == .timeout ? timeout : nil, message: error.message)
     }
 
     /// The ATT error code the remote GATT server answered, when BlueZ's message carries one
-    /// (`Failed` "Operation failed with ATT error: 0x0e" is ``ATTError/unlikelyError``), or
+    /// (`Failed` "Operation failed with ATT error: 0x0e" is `ATTError.unlikelyError`), or
     /// the code a local read/write answer maps to.
     public var attError: ATTError? {
         guard let bluez else { return nil }

@@ -50,7 +50,7 @@ public enum ATTResult: Sendable, Equatable {
 /// ``MutableCharacteristic/startRespondingToWriteRequests(capacity:)``. bluetoothd's
 /// `ReadValue`/`WriteValue` call is answered only when the app calls
 /// ``MutableCharacteristic/respondToRequest(_:withResult:)`` (or the characteristic's
-/// ``MutableCharacteristic/requestTimeout`` elapses: ``ATTError/unlikelyError``, reported by
+/// ``MutableCharacteristic/requestTimeout`` elapses: `ATTError.unlikelyError`, reported by
 /// ``MutableCharacteristic/whenRequestUnanswered()``).
 public final class ATTRequest: Sendable, CustomStringConvertible {
     /// Read or write.

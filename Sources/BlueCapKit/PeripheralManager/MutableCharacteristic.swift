@@ -29,6 +29,8 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     let local: LocalGattCharacteristic
 
     private struct Streams {
+        /// Requests left unanswered for requestTimeout.
+        var unanswered = 0
         var reads: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
         var writes: StreamPromise<(request: ATTRequest, central: CentralIdentity)>?
     }
@@ -36,7 +38,6 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     private let streams = Locked(Streams())
     private let subscriptions: StreamPromise<SubscriptionEvent>
     private let unanswered = StreamPromise<UnansweredRequest>(capacity: 10)
-    private let unansweredCount = Atomic<Int>(0)
 
     // MARK: Creating
 
@@ -68,7 +69,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         local.setNotifyingHandler { on in subscriptions.success(on ? .subscribed : .unsubscribed) }
         local.setUnansweredHandler { [weak self] server, timeout in
             guard let self else { return }
-            unansweredCount.add(1, ordering: .relaxed)
+            streams.withLock { $0.unanswered += 1 }
             unanswered.success(UnansweredRequest(request: ATTRequest(server: server, characteristicUUID: uuid),
                                                  waited: timeout ?? .zero))
         }
@@ -90,7 +91,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     public var maxLength: Int { local.maxLength }
 
     /// How long a request waits for ``respondToRequest(_:withResult:)`` (default 10 s). Then the
-    /// central is answered with ``ATTError/unlikelyError`` (0x0E, never an application error),
+    /// central is answered with `ATTError.unlikelyError` (0x0E, never an application error),
     /// a `bluecap: warning:` line goes to stderr, ``unansweredRequestCount`` grows and
     /// ``whenRequestUnanswered()`` delivers the request.
     public var requestTimeout: Duration {
@@ -122,7 +123,7 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     public func whenRequestUnanswered() -> FutureStream<UnansweredRequest> { unanswered.stream }
 
     /// How many requests were left unanswered for ``requestTimeout`` since the characteristic was made.
-    public var unansweredRequestCount: Int { unansweredCount.load(ordering: .relaxed) }
+    public var unansweredRequestCount: Int { streams.withLock { $0.unanswered } }
 
     /// Delivers every `WriteValue` (that passed the permission, offset and length checks) to the
     /// returned stream; the app answers each with ``respondToRequest(_:withResult:)``. Replaces

@@ -265,14 +265,25 @@ public final class PeripheralManager: Sendable {
         }
     }
 
-    /// Stops advertising and removes every service (in that order), for a clean exit.
-    public func shutdown() async {
+    /// Stops advertising and removes every service (in that order), for a clean exit:
+    /// `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement`, then
+    /// `org.bluez.GattManager1.UnregisterApplication`, each with a 5 s timeout. Starts at once
+    /// (not after queued operations); the future never fails (a bluetoothd already gone is fine).
+    @discardableResult
+    public func shutdown() -> Future<Void> {
         let ad = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
-        if let ad {
-            await ad.unregister()
-            advertisingStream.success(false)
-        }
         let app = inner.withLock { s in defer { s.application = nil; s.services = [] }; return s.application }
-        await app?.unregister()
+        let stream = advertisingStream
+        let promise = Promise<Void>()
+        let context = self.context
+        Task {
+            if let ad {
+                await ad.unregister()
+                stream.success(false)
+            }
+            await app?.unregister()
+            context.execute { promise.success(()) }
+        }
+        return promise.future
     }
 }

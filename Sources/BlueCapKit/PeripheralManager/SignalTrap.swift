@@ -15,7 +15,7 @@ import Locking
 /// deadline, 1 otherwise. A second signal during cleanup exits at once.
 ///
 /// ```swift
-/// SignalTrap.shared.onShutdown { await manager.shutdown() }
+/// SignalTrap.shared.onShutdown { _ = try? await manager.shutdown().value }
 /// SignalTrap.shared.install()
 /// ```
 public final class SignalTrap: Sendable {

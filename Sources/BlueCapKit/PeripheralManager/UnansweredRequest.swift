@@ -5,7 +5,7 @@
 /// A read or write a ``MutableCharacteristic`` delivered to the app that was not answered with
 /// ``MutableCharacteristic/respondToRequest(_:withResult:)`` within
 /// ``MutableCharacteristic/requestTimeout``. bluetoothd was answered with the ATT Unlikely Error
-/// (``ATTError/unlikelyError``, 0x0E), so the central sees a failure distinct from any
+/// (`ATTError.unlikelyError`, 0x0E), so the central sees a failure distinct from any
 /// application error (0x80…0x9F) the app might send on purpose.
 public struct UnansweredRequest: Sendable, CustomStringConvertible {
     /// The request, now answered (``ATTRequest/isAnswered`` is true; answering it again does nothing).

@@ -5,7 +5,14 @@
 /// A discovery filter as set by `Adapter1.SetDiscoveryFilter(a{sv})`.
 public struct DiscoveryFilter: Sendable, Equatable {
     /// "auto", "bredr" or "le".
-    public enum Transport: String, Sendable { case auto, bredr, le }
+    public enum Transport: String, Sendable {
+        /// `"auto"`: LE and BR/EDR (interleaved discovery).
+        case auto
+        /// `"bredr"`: BR/EDR inquiry only.
+        case bredr
+        /// `"le"`: LE scanning only.
+        case le
+    }
 
     /// Service UUIDs (128-bit, lower case); empty matches any.
     public var uuids: [String] = []

@@ -21,19 +21,31 @@ public struct Scenario: Codable, Sendable {
 
     /// One peripheral.
     public struct PeripheralEntry: Codable, Sendable {
+        /// The Bluetooth address, `"C0:FF:EE:00:00:01"`.
         public var address: String
+        /// `"public"` or `"random"` (nil: public).
         public var addressType: SimulatedPeripheral.AddressType?
+        /// The advertised local name.
         public var name: String?
+        /// The RSSI discovery reports, in dBm.
         public var rssi: Int16?
+        /// The advertised TX power, in dBm.
         public var txPower: Int16?
+        /// The advertised service UUIDs.
         public var uuids: [String]?
+        /// Manufacturer data: company identifier (decimal, `"76"` is Apple) to hex bytes.
         public var manufacturerData: [String: String]?
+        /// Service data: UUID to hex bytes.
         public var serviceData: [String: String]?
+        /// The GAP appearance value.
         public var appearance: UInt16?
+        /// Whether a central may connect (nil: true).
         public var connectable: Bool?
+        /// The ATT MTU a connection negotiates (nil: 517).
         public var mtu: UInt16?
         /// Adapters in range (nil: all).
         public var adapters: [Int]?
+        /// The GATT services.
         public var services: [ServiceEntry]?
 
         /// The Swift spec; throws `ScenarioError` on malformed content.
@@ -77,23 +89,33 @@ public struct Scenario: Codable, Sendable {
 
     /// A service.
     public struct ServiceEntry: Codable, Sendable {
+        /// The UUID.
         public var uuid: String
+        /// Whether the service is primary (nil: true).
         public var primary: Bool?
+        /// The characteristics.
         public var characteristics: [CharacteristicEntry]?
     }
 
     /// A characteristic.
     public struct CharacteristicEntry: Codable, Sendable {
+        /// The UUID.
         public var uuid: String
+        /// `Flags` as BlueZ names them (`"read"`, `"notify"`, …).
         public var flags: [String]?
+        /// The initial value, as hex bytes.
         public var value: String?
+        /// The descriptors.
         public var descriptors: [DescriptorEntry]?
     }
 
     /// A descriptor.
     public struct DescriptorEntry: Codable, Sendable {
+        /// The UUID.
         public var uuid: String
+        /// `Flags` as BlueZ names them (`"read"`, `"notify"`, …).
         public var flags: [String]?
+        /// The initial value, as hex bytes.
         public var value: String?
     }
 

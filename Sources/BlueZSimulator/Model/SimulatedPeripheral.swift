@@ -19,7 +19,12 @@ import Foundation
 /// ```
 public struct SimulatedPeripheral: Sendable {
     /// "public" or "random" (Device1.AddressType).
-    public enum AddressType: String, Sendable, Codable { case `public`, random }
+    public enum AddressType: String, Sendable, Codable {
+        /// A public (IEEE-assigned) address.
+        case `public`
+        /// A random (static or private) address.
+        case random
+    }
 
     /// The device address, upper case.
     public var address: String
@@ -164,15 +169,35 @@ public struct SimulatedDescriptor: Sendable {
 
 /// GattCharacteristic1.Flags values.
 public enum CharacteristicFlag: String, Sendable, Codable, CaseIterable {
-    case broadcast, read, write, notify, indicate, authorize
+    /// `"broadcast"`.
+    case broadcast
+    /// `"read"`.
+    case read
+    /// `"write"` (with response).
+    case write
+    /// `"notify"`.
+    case notify
+    /// `"indicate"`.
+    case indicate
+    /// `"authorize"`.
+    case authorize
+    /// `"write-without-response"`.
     case writeWithoutResponse = "write-without-response"
+    /// `"authenticated-signed-writes"`.
     case authenticatedSignedWrites = "authenticated-signed-writes"
+    /// `"extended-properties"`.
     case extendedProperties = "extended-properties"
+    /// `"reliable-write"`.
     case reliableWrite = "reliable-write"
+    /// `"writable-auxiliaries"`.
     case writableAuxiliaries = "writable-auxiliaries"
+    /// `"encrypt-read"`: reads need an encrypted link.
     case encryptRead = "encrypt-read"
+    /// `"encrypt-write"`: writes need an encrypted link.
     case encryptWrite = "encrypt-write"
+    /// `"encrypt-authenticated-read"`: reads need an authenticated (MITM-protected) link.
     case encryptAuthenticatedRead = "encrypt-authenticated-read"
+    /// `"encrypt-authenticated-write"`: writes need an authenticated (MITM-protected) link.
     case encryptAuthenticatedWrite = "encrypt-authenticated-write"
     case secureRead = "secure-read"
     case secureWrite = "secure-write"

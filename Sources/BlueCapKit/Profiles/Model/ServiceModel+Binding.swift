@@ -43,11 +43,6 @@ extension ServiceModel {
             }
     }
 
-    /// The async form of ``bind(to:options:)``: the binding once notifications are on.
-    public func bound(to service: Service, options: ServiceModelBinding.Options = .init()) async throws -> ServiceModelBinding {
-        try await bind(to: service, options: options).value
-    }
-
     /// The current binding, nil before ``bind(to:options:)`` and after ``unbind()``.
     public var serviceBinding: ServiceModelBinding? { bindingSlot.current.withLock { $0 } }
 

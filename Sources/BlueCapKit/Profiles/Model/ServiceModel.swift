@@ -45,7 +45,7 @@ extension Optional: OptionalValueMarker {}
 ///
 /// Subclasses declare only `@Characteristic` properties and `let`s of `Sendable` types.
 // @unchecked Sendable: the class's own state is `let` (the UUID, the binding slot behind its
-// Mutex); each @Characteristic box keeps its value behind its own Mutex and is never replaced
+// lock); each @Characteristic box keeps its value behind its own lock and is never replaced
 // after init. Subclasses follow the rule above (documented, not checked by the compiler).
 open class ServiceModel: @unchecked Sendable {
     /// The service the model mirrors.

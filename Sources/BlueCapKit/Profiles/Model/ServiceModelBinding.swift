@@ -22,7 +22,7 @@ final class BindingSlot: Sendable {
 ///
 /// Missing characteristics: a property whose type is an `Optional` is skipped (listed in
 /// ``skipped``) when the service lacks its characteristic; any other property makes binding fail
-/// with ``PeripheralError/Kind/notFound`` naming the UUID and the property.
+/// with `.notFound` naming the UUID and the property.
 public final class ServiceModelBinding: Sendable {
     /// How to bind.
     public struct Options: Sendable {
