@@ -110,7 +110,14 @@ enum ScannerCommand {
         }
         let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
             let once = Promise<(any Error)?>()
-            scan.onFailure { once.success($0) }
+            scan.onFailure { error in
+                // The end of the --duration scan, not a failure.
+                if let error = error as? CentralManagerError, case .scanTimedOut = error {
+                    once.success(nil)
+                } else {
+                    once.success(error)
+                }
+            }
             scan.onFinish { once.success(nil) }
             once.future.onSuccess { c.resume(returning: $0) }
         }

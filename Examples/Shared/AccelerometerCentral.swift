@@ -6,7 +6,7 @@ import Foundation
 import Locking
 
 /// Finds a TI SensorTag accelerometer, connects (with retries), configures it and streams
-/// its samples. Reconnects after a disconnection (the library turns notifications on again).
+/// its samples. Reconnects after a disconnection; the chain then runs again from discovery on.
 final class AccelerometerCentral: Sendable {
     typealias Accelerometer = TISensorTag.AccelerometerService
 
@@ -31,7 +31,6 @@ final class AccelerometerCentral: Sendable {
     private struct State {
         var peripheral: Peripheral?
         var attempt = 1
-        var streaming: Characteristic?
         var stopped = false
     }
     private let state = Locked(State())
@@ -64,7 +63,7 @@ final class AccelerometerCentral: Sendable {
                 report("scanning", [("service", .string(uuid.uuidString))], text: "scanning for \(Accelerometer.name) \(uuid)")
                 return manager.startScanning(forServiceUUIDs: [uuid]).take(1)
             }
-            .flatMap { [self] peripheral -> FutureStream<(peripheral: Peripheral, connectionEvent: ConnectionEvent)> in
+            .flatMap { [self] peripheral -> FutureStream<ConnectionUpdate> in
                 manager.stopScanning()
                 state.withLock { $0.peripheral = peripheral; $0.attempt = 1 }
                 report("found", [("address", .string(peripheral.address)), ("name", .optional(peripheral.name)),
@@ -97,15 +96,11 @@ final class AccelerometerCentral: Sendable {
             .flatMap { service -> Future<Characteristic> in
                 service.characteristic(Accelerometer.Data.uuid)!.startNotifying()
             }
-            .flatMap { [self] data -> FutureStream<(characteristic: Characteristic, data: Data?)> in
+            .flatMap { [self] data -> FutureStream<NotificationUpdate> in
                 report("streaming", text: "streaming samples")
-                // After a reconnection the library subscribes again and the update stream we
-                // already follow stays open: subscribe only to a characteristic not yet followed.
-                let isNew = state.withLock { s in
-                    defer { s.streaming = data }
-                    return s.streaming !== data
-                }
-                return isNew ? data.receiveNotificationUpdates(capacity: 10) : Self.empty()
+                // Run again after each reconnection: the stream of the previous connection
+                // finished when startNotifying() ran again, this one takes over.
+                return data.receiveNotificationUpdates(capacity: 10)
             }
             .map { update in
                 guard let bytes = update.data, let sample = SerDe.deserialize(bytes, as: Accelerometer.Data.self) else {
@@ -176,11 +171,5 @@ final class AccelerometerCentral: Sendable {
     private func report(_ name: String, _ fields: [(String, JSON)] = [], text: @autoclosure () -> String) {
         guard !state.withLock({ $0.stopped }) else { return }
         console.event(name, fields, text: text())
-    }
-
-    private static func empty<T>() -> FutureStream<T> {
-        let promise = StreamPromise<T>(capacity: 1)
-        promise.finish()
-        return promise.stream
     }
 }

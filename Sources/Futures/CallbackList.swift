@@ -69,7 +69,8 @@ struct CallbackList<Element> {
 // MARK: - CallbackRoute
 
 /// Where and under which cancel token a future's callback runs, when that is not simply the
-/// immediate context without a token (which callbacks store as nil, allocating nothing).
+/// immediate context without a token (which callbacks store as nil, allocating nothing). Its
+/// identity also names a removable callback (see `Future.dropInterest(_:)`).
 @usableFromInline
 final class CallbackRoute: Sendable {
     @usableFromInline
@@ -78,11 +79,15 @@ final class CallbackRoute: Sendable {
     let token: CancelToken?
     @usableFromInline
     let tokenID: Int
+    /// Whether `context` is an ``ImmediateContext`` (the callback then runs on the trampoline).
+    @usableFromInline
+    let isImmediate: Bool
 
     @inlinable
     init(context: any ExecutionContext, token: CancelToken?, tokenID: Int) {
         self.context = context
         self.token = token
         self.tokenID = tokenID
+        self.isImmediate = type(of: context) == ImmediateContext.self
     }
 }

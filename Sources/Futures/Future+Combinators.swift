@@ -10,12 +10,13 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> M
     ) -> Future<M> {
         let promise = Promise<M>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value): promise.complete(Result { try mapping(value) })
             case .failure(let error): promise.failure(error)
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -28,7 +29,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> Future<M>
     ) -> Future<M> {
         let promise = Promise<M>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
@@ -36,6 +37,7 @@ extension Future {
                 promise.failure(error)
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -54,7 +56,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> FutureStream<M>
     ) -> FutureStream<M> {
         let promise = StreamPromise<M>(capacity: capacity)
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(stream: try mapping(value)) } catch { promise.finish(throwing: error) }
@@ -62,6 +64,7 @@ extension Future {
                 promise.finish(throwing: error)
             }
         }
+        if let route { promise.onAbandoned { [weak self] in self?.dropInterest(route) } }
         return promise.stream
     }
 
@@ -73,12 +76,13 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> T
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success: promise.complete(result)
             case .failure(let error): promise.complete(Result { try recovery(error) })
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -90,7 +94,7 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             switch result {
             case .success:
                 promise.complete(result)
@@ -98,6 +102,7 @@ extension Future {
                 do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
             }
         }
+        link(promise.future, to: route)
         return promise.future
     }
 
@@ -134,10 +139,11 @@ extension Future {
         _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Future<T> {
         let promise = Promise<T>()
-        onComplete(context: context, cancelToken: cancelToken) { result in
+        let route = addRemovableCallback(context: context, token: cancelToken) { result in
             effect(result)
             promise.complete(result)
         }
+        link(promise.future, to: route)
         return promise.future
     }
 

@@ -27,6 +27,14 @@ public final class Future<T: Sendable>: Sendable {
         @usableFromInline
         let route: CallbackRoute?
 
+        /// A callback with its own route, removable by the route's identity (see
+        /// ``Future/addRemovableCallback(context:token:_:)``).
+        @inlinable
+        init(route: CallbackRoute, body: @escaping @Sendable (Result<T, any Error>) -> Void) {
+            self.body = body
+            self.route = route
+        }
+
         @inlinable
         init(
             context: any ExecutionContext, token: CancelToken?, tokenID: Int,
@@ -61,6 +69,8 @@ public final class Future<T: Sendable>: Sendable {
                     guard token.unregister(id) else { return }  // lost to cancel()
                     body(result)
                 }
+            } else if route.isImmediate {
+                Trampoline.current.run(body, with: result)
             } else {
                 route.context.execute { body(result) }
             }
@@ -73,6 +83,12 @@ public final class Future<T: Sendable>: Sendable {
         var result: Result<T, any Error>?
         @usableFromInline
         var callbacks = CallbackList<Callback>()
+        /// Set once every callback was removed (cancelled) while the future was pending.
+        @usableFromInline
+        var isAbandoned = false
+        /// The ``Promise/onAbandoned(_:)`` handlers, released when the future completes.
+        @usableFromInline
+        var abandonHandlers = CallbackList<@Sendable () -> Void>()
 
         @inlinable
         init(result: Result<T, any Error>? = nil) {
@@ -139,6 +155,10 @@ public final class Future<T: Sendable>: Sendable {
     /// The number of callbacks waiting for completion (for tests and diagnostics).
     var waitingCallbackCount: Int { state.withLock { $0.callbacks.count } }
 
+    /// Whether the future was abandoned: it is pending, had at least one callback, and every
+    /// callback has since been cancelled (see ``Promise/onAbandoned(_:)``).
+    public var isAbandoned: Bool { state.withLock { $0.isAbandoned } }
+
     // MARK: Callbacks
 
     /// Calls `completion` with the result once the future completes (right away, on `context`,
@@ -186,12 +206,16 @@ public final class Future<T: Sendable>: Sendable {
     @inlinable
     @discardableResult
     func complete(_ result: Result<T, any Error>) -> Bool {
+        // The abandonment handlers are released after the lock (they may own anything).
+        var handlers = CallbackList<@Sendable () -> Void>()
         let callbacks = state.withLock { state -> CallbackList<Callback>? in
             guard case .none = state.result else { return nil }
             state.result = result
             mayHaveCallbacks.store(false, ordering: .relaxed)
+            if !state.abandonHandlers.isEmpty { handlers = state.abandonHandlers.takeAll() }
             return state.callbacks.takeAll()
         }
+        _ = handlers
         guard let callbacks else { return false }
         callbacks.forEach { $0.run(result) }
         return true
@@ -219,6 +243,9 @@ public final class Future<T: Sendable>: Sendable {
         let callback = Callback(context: context, token: token, tokenID: tokenID, body: body)
         let completed = state.withLock { state -> Result<T, any Error>? in
             if let result = state.result { return result }
+            // Cancelled since `register`: its canceller found nothing to remove; adding the
+            // callback now would leave it waiting for good (and the future never abandoned).
+            if let token, token.isCancelled { return nil }
             state.callbacks.append(callback)
             mayHaveCallbacks.store(true, ordering: .relaxed)
             return nil
@@ -227,10 +254,93 @@ public final class Future<T: Sendable>: Sendable {
         return true
     }
 
+    /// Registers `body` like ``addCallback(context:token:onCancel:_:)``, and returns its route:
+    /// ``dropInterest(_:)`` removes it while the future is pending. Returns nil when nothing
+    /// is left to remove (the future had completed and `body` ran, or the token was cancelled).
+    @inlinable
+    func addRemovableCallback(
+        context: any ExecutionContext,
+        token: CancelToken?,
+        _ body: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> CallbackRoute? {
+        var tokenID = 0
+        if let token {
+            let registered = token.register { [weak self] id in
+                self?.removeCallback(token: token, id: id)
+            }
+            guard let registered else { return nil }
+            tokenID = registered
+        }
+        let route = CallbackRoute(context: context, token: token, tokenID: tokenID)
+        let callback = Callback(route: route, body: body)
+        let completed = state.withLock { state -> Result<T, any Error>? in
+            if let result = state.result { return result }
+            // Cancelled since `register`: its canceller found nothing to remove; adding the
+            // callback now would leave it waiting for good (and the future never abandoned).
+            if let token, token.isCancelled { return nil }
+            state.callbacks.append(callback)
+            mayHaveCallbacks.store(true, ordering: .relaxed)
+            return nil
+        }
+        if let completed {
+            callback.run(completed)
+            return nil
+        }
+        return route
+    }
+
+    /// Removes the callback registered under `route` if it has not been taken to run (and its
+    /// cancel token entry). The future is abandoned if that was its last callback.
+    @usableFromInline
+    func dropInterest(_ route: CallbackRoute) {
+        if let token = route.token { _ = token.unregister(route.tokenID) }
+        removeCallbacks { $0.route === route }
+    }
+
     @usableFromInline
     func removeCallback(token: CancelToken, id: Int) {
-        state.withLock { state in
-            state.callbacks.removeAll { $0.isRegistered(with: token, id: id) }
+        removeCallbacks { $0.isRegistered(with: token, id: id) }
+    }
+
+    // MARK: Abandonment
+
+    /// Removes the callbacks `match` accepts. When that leaves a pending future with none, the
+    /// future is abandoned: its handlers run (once, on this thread's trampoline, no lock held).
+    @usableFromInline
+    func removeCallbacks(where match: (Callback) -> Bool) {
+        var removed = CallbackList<Callback>()
+        let handlers = state.withLock { state -> CallbackList<@Sendable () -> Void> in
+            guard case .none = state.result else { return CallbackList() }
+            let all = state.callbacks.takeAll()
+            all.forEach { callback in
+                if match(callback) { removed.append(callback) } else { state.callbacks.append(callback) }
+            }
+            guard !removed.isEmpty, state.callbacks.isEmpty, !state.isAbandoned else { return CallbackList() }
+            state.isAbandoned = true
+            return state.abandonHandlers.takeAll()
         }
+        _ = removed  // released after the lock: a callback may own anything
+        handlers.forEach { handler in Trampoline.current.run(handler) }
+    }
+
+    /// Runs `handler` once if the future is abandoned (at once if it already was); drops it
+    /// when the future completes first.
+    @usableFromInline
+    func onAbandoned(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            guard case .none = state.result else { return false }
+            if state.isAbandoned { return true }
+            state.abandonHandlers.append(handler)
+            return false
+        }
+        if runNow { Trampoline.current.run(handler) }
+    }
+
+    /// Makes the abandonment of `derived` remove the callback registered under `route` (the
+    /// one that would complete `derived`), so that it propagates up a chain of combinators.
+    @inlinable
+    func link<M>(_ derived: Future<M>, to route: CallbackRoute?) {
+        guard let route else { return }
+        derived.onAbandoned { [weak self] in self?.dropInterest(route) }
     }
 }

@@ -3,11 +3,17 @@
 extension FutureStream {
     /// The stream's successful values as an `AsyncThrowingStream` (kept values first).
     ///
-    /// The sequence ends when the stream finishes, and throws (ending) at the first failed
-    /// result. Its buffer holds at most ``subscriberBacklog`` values (`bufferingNewest`), as a
-    /// callback subscription's queue does: there is no back-pressure, so a consumer that far
-    /// behind the producer loses the OLDEST buffered values; the producer never blocks. Ending
-    /// the iteration (or cancelling its task) unsubscribes.
+    /// The sequence ends when the stream finishes, and **throws (ending) at the first failed
+    /// result**, even though the stream itself goes on after a failure. Use it where a failure
+    /// means "stop" (a scan, a one-shot sequence of reads); where failures are ordinary
+    /// elements (a connection stream in which `.disconnect` is one failed element followed by
+    /// more events), iterate ``results`` instead.
+    ///
+    /// Its buffer holds at most ``subscriberBacklog`` values (`bufferingNewest`), as a callback
+    /// subscription's queue does: there is no back-pressure, so a consumer that far behind the
+    /// producer loses the OLDEST buffered values; the producer never blocks. Ending the
+    /// iteration (breaking out, throwing, or cancelling its task) cancels the subscription,
+    /// which abandons the stream if it was its last one (see ``StreamPromise/onAbandoned(_:)``).
     @inlinable
     public var values: AsyncThrowingStream<T, any Error> {
         AsyncThrowingStream(bufferingPolicy: .bufferingNewest(subscriberBacklog)) { continuation in
@@ -16,7 +22,36 @@ extension FutureStream {
             subscribe(context: .immediate, token: token) { event in
                 switch event {
                 case .item(.success(let value)): continuation.yield(value)
-                case .item(.failure(let error)): continuation.finish(throwing: error)
+                case .item(.failure(let error)):
+                    continuation.finish(throwing: error)
+                    token.cancel()
+                case .finished: continuation.finish()
+                }
+            }
+        }
+    }
+
+    /// Every result of the stream, successes and failures alike, as an `AsyncStream` (kept
+    /// results first).
+    ///
+    /// Unlike ``values``, a failed result does not end the sequence: it ends only when the
+    /// stream finishes, or when the iteration ends (breaking out or cancelling its task). Use it
+    /// for streams whose failures are ordinary elements, such as a connection stream where a
+    /// `.disconnect` is one failed element and reconnections follow; use ``values`` where the
+    /// first failure should stop the loop.
+    ///
+    /// Buffering is that of ``values``: at most ``subscriberBacklog`` results
+    /// (`bufferingNewest`), a consumer that far behind loses the OLDEST buffered ones, the
+    /// producer never blocks. Ending the iteration cancels the subscription, which abandons the
+    /// stream if it was its last one (see ``StreamPromise/onAbandoned(_:)``).
+    @inlinable
+    public var results: AsyncStream<Result<T, any Error>> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(subscriberBacklog)) { continuation in
+            let token = CancelToken()
+            continuation.onTermination = { _ in token.cancel() }
+            subscribe(context: .immediate, token: token) { event in
+                switch event {
+                case .item(let result): continuation.yield(result)
                 case .finished: continuation.finish()
                 }
             }

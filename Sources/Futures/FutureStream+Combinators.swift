@@ -5,7 +5,8 @@ import Locking
 //
 // Every combinator returns a new stream that subscribes to this one (so it first receives the
 // kept results) and finishes when this one finishes. `capacity: nil` means "same capacity as
-// this stream".
+// this stream". When the new stream is abandoned (all its subscriptions cancelled), its
+// subscription to this one ends, so this one may be abandoned in turn.
 
 extension FutureStream {
     /// A stream of `mapping` applied to each successful value; failures pass through, and an
@@ -34,7 +35,7 @@ extension FutureStream {
     ) -> FutureStream<M> {
         let promise = StreamPromise<M>(capacity: capacity ?? self.capacity)
         let inner = InnerWork()
-        subscribe(context: context, token: cancelToken) { event in
+        let id = subscribe(context: context, token: cancelToken) { event in
             switch event {
             case .item(.success(let value)):
                 do {
@@ -53,6 +54,7 @@ extension FutureStream {
                 if inner.sourceFinished() { promise.finish() }
             }
         }
+        link(promise.stream, to: id)
         return promise.stream
     }
 
@@ -66,13 +68,14 @@ extension FutureStream {
     ) -> FutureStream<M> {
         let promise = StreamPromise<M>(capacity: capacity ?? self.capacity)
         let inner = InnerWork()
-        subscribe(context: context, token: cancelToken) { event in
+        let id = subscribe(context: context, token: cancelToken) { event in
             switch event {
             case .item(.success(let value)):
                 do {
                     let stream = try mapping(value)
                     inner.begin()
-                    stream.subscribe(context: .immediate, token: nil) { innerEvent in
+                    // Ended by the token when the derived stream is abandoned.
+                    stream.subscribe(context: .immediate, token: inner.token) { innerEvent in
                         switch innerEvent {
                         case .item(let result): promise.complete(result)
                         case .finished: if inner.end() { promise.finish() }
@@ -87,6 +90,8 @@ extension FutureStream {
                 if inner.sourceFinished() { promise.finish() }
             }
         }
+        link(promise.stream, to: id)
+        promise.onAbandoned { inner.token.cancel() }
         return promise.stream
     }
 
@@ -115,7 +120,7 @@ extension FutureStream {
     ) -> FutureStream<T> {
         let promise = StreamPromise<T>(capacity: capacity ?? self.capacity)
         let inner = InnerWork()
-        subscribe(context: context, token: cancelToken) { event in
+        let id = subscribe(context: context, token: cancelToken) { event in
             switch event {
             case .item(.success):
                 if case .item(let result) = event { promise.complete(result) }
@@ -134,6 +139,7 @@ extension FutureStream {
                 if inner.sourceFinished() { promise.finish() }
             }
         }
+        link(promise.stream, to: id)
         return promise.stream
     }
 
@@ -164,7 +170,8 @@ extension FutureStream {
     }
 
     /// A stream of the first `count` results (kept ones included), finishing after the last;
-    /// it then unsubscribes from this stream.
+    /// it then cancels its subscription to this stream (which abandons this stream if that was
+    /// its last one). Abandoning the new stream before that cancels the subscription too.
     public func take(_ count: Int) -> FutureStream<T> {
         precondition(count >= 0, "take(_:) needs a non-negative count")
         let promise = StreamPromise<T>(capacity: Swift.max(1, Swift.min(count, capacity)))
@@ -188,11 +195,16 @@ extension FutureStream {
                 promise.finish()
             }
         }
+        promise.onAbandoned { token.cancel() }
         return promise.stream
     }
 
     /// A future of the first result (the oldest kept one, or the next one pushed). Fails with
     /// ``FuturesError/noSuchElement`` if the stream finishes without any result.
+    ///
+    /// It then cancels its subscription to this stream (which abandons this stream if that was
+    /// its last one), as it does when the future is abandoned before a result arrives (for
+    /// instance by a `timeout(after:)` that fired).
     public func first() -> Future<T> {
         let promise = Promise<T>()
         let token = CancelToken()
@@ -203,24 +215,26 @@ extension FutureStream {
             }
             token.cancel()
         }
+        promise.onAbandoned { token.cancel() }
         return promise.future
     }
 
     // MARK: Helpers
 
-    private func derive<M: Sendable>(
+    func derive<M: Sendable>(
         capacity: Int?,
         context: any ExecutionContext,
         token: CancelToken?,
         _ transform: @escaping @Sendable (Result<T, any Error>, StreamPromise<M>) -> Void
     ) -> FutureStream<M> {
         let promise = StreamPromise<M>(capacity: capacity ?? self.capacity)
-        subscribe(context: context, token: token) { event in
+        let id = subscribe(context: context, token: token) { event in
             switch event {
             case .item(let result): transform(result, promise)
             case .finished: promise.finish()
             }
         }
+        link(promise.stream, to: id)
         return promise.stream
     }
 }
@@ -232,6 +246,8 @@ extension FutureStream {
 final class InnerWork: Sendable {
     // Sendable through this lock.
     private let state = Locked((running: 0, sourceDone: false))
+    /// Ends the inner subscriptions when the derived stream is abandoned.
+    let token = CancelToken()
 
     func begin() { state.withLock { $0.running += 1 } }
 

@@ -24,6 +24,16 @@ import Locking
 /// **Cancellation.** A subscription made with a ``CancelToken`` stops for good when the token is
 /// cancelled, including deliveries already queued.
 ///
+/// **Abandonment.** A stream that had at least one subscription, and whose subscriptions have
+/// all been cancelled since, while it is not finished, is *abandoned*: nobody receives its
+/// results any more, and ``StreamPromise/onAbandoned(_:)`` tells the producer to stop. The
+/// library's consumers cancel their subscription when they stop consuming: `first()` after its
+/// result, `take(n)` after the n-th, an async iteration over ``values`` or ``results`` that
+/// ends, and every derived stream or future (`map`, `withFilter`, `flatMap`, the operators)
+/// once it is abandoned itself, so abandonment travels up a chain to its source. A subscription
+/// made without a token (`onSuccess { … }`) keeps the stream wanted for good. Abandonment is
+/// final: a later subscriber gets the kept results and whatever the producer still pushes.
+///
 /// Each subscription's callbacks run one at a time, in stream order, on its context.
 public final class FutureStream<T: Sendable>: Sendable {
     /// The replay capacity used when none is given: 100 results.
@@ -46,6 +56,10 @@ public final class FutureStream<T: Sendable>: Sendable {
         @usableFromInline var nextID = 0
         @usableFromInline var isFinished = false
         @usableFromInline var dropped = 0
+        /// Set once every subscription was cancelled while the stream was open.
+        @usableFromInline var isAbandoned = false
+        /// The ``StreamPromise/onAbandoned(_:)`` handlers, released when the stream finishes.
+        @usableFromInline var abandonHandlers = CallbackList<@Sendable () -> Void>()
         @usableFromInline init() {}
     }
 
@@ -67,6 +81,9 @@ public final class FutureStream<T: Sendable>: Sendable {
 
     /// Whether the stream has finished.
     public var isFinished: Bool { state.withLock { $0.isFinished } }
+
+    /// Whether the stream was abandoned (see ``StreamPromise/onAbandoned(_:)``).
+    public var isAbandoned: Bool { state.withLock { $0.isAbandoned } }
 
     /// The number of active subscriptions.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
@@ -132,13 +149,14 @@ public final class FutureStream<T: Sendable>: Sendable {
 
     // MARK: Internal core
 
-    /// Adds a subscriber: replays the kept results, then live events.
-    @usableFromInline
+    /// Adds a subscriber: replays the kept results, then live events. Returns the
+    /// subscription's id for ``cancelSubscription(id:)``, or nil if `token` was cancelled.
+    @usableFromInline @discardableResult
     func subscribe(
         context: any ExecutionContext,
         token: CancelToken?,
         _ body: @escaping @Sendable (StreamEvent<T>) -> Void
-    ) {
+    ) -> Int? {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -149,7 +167,7 @@ public final class FutureStream<T: Sendable>: Sendable {
                 subscriber?.deactivate()
                 self?.removeSubscriber(id: id)
             }
-            guard let tokenID = registered else { return }
+            guard let tokenID = registered else { return nil }
             subscriber.attach(tokenID: tokenID)
         }
         let mustStart = state.withLock { state -> Bool in
@@ -157,12 +175,15 @@ public final class FutureStream<T: Sendable>: Sendable {
             for result in state.kept.elements where subscriber.enqueue(.item(result)).mustStart { mustStart = true }
             if state.isFinished {
                 if subscriber.enqueue(.finished).mustStart { mustStart = true }
-            } else {
+            } else if subscriber.isActive.load(ordering: .acquiring) {
+                // (Not when its token was cancelled since `register`: the canceller, having
+                // found nothing to remove, would leave it subscribed for good.)
                 state.subscribers.append(subscriber)
             }
             return mustStart
         }
         if mustStart { subscriber.startDrain() }
+        return id
     }
 
     /// Pushes `event` (and, if `finishing`, the end of the stream). Returns `false` once finished.
@@ -175,6 +196,7 @@ public final class FutureStream<T: Sendable>: Sendable {
         // away on this thread's trampoline and is handed `event` directly.
         var direct: Trampoline?
         var more: [StreamSubscriber<T>] = []
+        var handlers = CallbackList<@Sendable () -> Void>()
         let open = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
             var isItem = false
@@ -210,9 +232,13 @@ public final class FutureStream<T: Sendable>: Sendable {
             }
             if case .finished = event { state.isFinished = true }
             if finishing { state.isFinished = true }
-            if state.isFinished { state.subscribers = [] }
+            if state.isFinished {
+                state.subscribers = []
+                if !state.abandonHandlers.isEmpty { handlers = state.abandonHandlers.takeAll() }
+            }
             return true
         }
+        _ = handlers  // released after the lock (they may own anything)
         guard open else { return false }
         if let first {
             if let direct { first.startDrain(delivering: event, on: direct) } else { first.startDrain() }
@@ -221,9 +247,52 @@ public final class FutureStream<T: Sendable>: Sendable {
         return true
     }
 
-    private func removeSubscriber(id: Int) {
-        state.withLock { state in
-            state.subscribers.removeAll { $0.id == id }
+    /// Ends subscription `id` (made by ``subscribe(context:token:_:)``): nothing more is
+    /// delivered to it, and its cancel token no longer holds it. The stream is abandoned if that
+    /// was its last subscription. Harmless if the subscription already ended.
+    @usableFromInline
+    func cancelSubscription(id: Int) {
+        guard let subscriber = removeSubscriber(id: id) else { return }
+        subscriber.deactivate()
+        if let token = subscriber.token { _ = token.unregister(subscriber.tokenID.load(ordering: .acquiring)) }
+    }
+
+    /// Removes subscription `id`; when that leaves an open stream with none, the stream is
+    /// abandoned and its handlers run (once, on this thread's trampoline, no lock held).
+    @discardableResult
+    private func removeSubscriber(id: Int) -> StreamSubscriber<T>? {
+        let (removed, handlers) = state.withLock { state -> (StreamSubscriber<T>?, CallbackList<@Sendable () -> Void>) in
+            guard let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return (nil, CallbackList()) }
+            let removed = state.subscribers.remove(at: index)
+            guard state.subscribers.isEmpty, !state.isFinished, !state.isAbandoned else { return (removed, CallbackList()) }
+            state.isAbandoned = true
+            return (removed, state.abandonHandlers.takeAll())
         }
+        handlers.forEach { handler in Trampoline.current.run(handler) }
+        return removed
+    }
+
+    /// Runs `handler` once if the stream is abandoned (at once if it already was); drops it
+    /// when the stream finishes first.
+    func onAbandoned(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.isFinished { return false }
+            if state.isAbandoned { return true }
+            state.abandonHandlers.append(handler)
+            return false
+        }
+        if runNow { Trampoline.current.run(handler) }
+    }
+
+    /// Makes the abandonment of `derived` end subscription `id` to this stream.
+    func link<M>(_ derived: FutureStream<M>, to id: Int?) {
+        guard let id else { return }
+        derived.onAbandoned { [weak self] in self?.cancelSubscription(id: id) }
+    }
+
+    /// Makes the abandonment of `derived` end subscription `id` to this stream.
+    func link<M>(_ derived: Future<M>, to id: Int?) {
+        guard let id else { return }
+        derived.onAbandoned { [weak self] in self?.cancelSubscription(id: id) }
     }
 }

@@ -6,8 +6,18 @@
 /// the future was already completed, and never traps, so racing completers (a reply against a
 /// timeout, say) need no coordination.
 ///
+/// **Abandonment.** A consumer that stops waiting (a callback whose ``CancelToken`` is
+/// cancelled, a `timeout(after:)` that fired, an `await` whose task was cancelled, a derived
+/// future whose own consumers all gave up) removes its callback. When a pending future had at
+/// least one callback and every one of them has been removed that way, nobody can ever receive
+/// its result: the future is *abandoned*, and the ``onAbandoned(_:)`` handlers run, once. A
+/// producer uses that to stop the work behind the future. Callbacks registered without a token
+/// (`onSuccess { … }`) keep their interest for good; abandonment is final (a callback added
+/// later does not undo it).
+///
 /// A promise deinitialised without being completed leaves its future pending forever; in DEBUG
-/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error.
+/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error,
+/// unless the future was abandoned.
 public final class Promise<T: Sendable>: Sendable {
     /// The future this promise completes.
     public let future: Future<T>
@@ -20,7 +30,8 @@ public final class Promise<T: Sendable>: Sendable {
 
     deinit {
         // A debugging aid (see FuturesDiagnostics): off in release builds unless BLUECAP_LOG=debug.
-        if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted {
+        // An abandoned future is left pending on purpose: nobody waits for it.
+        if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted, !future.isAbandoned {
             FuturesDiagnostics.reportUncompletedPromise(of: T.self)
         }
     }
@@ -28,6 +39,21 @@ public final class Promise<T: Sendable>: Sendable {
     /// Whether the future is completed.
     @inlinable
     public var isCompleted: Bool { future.isCompleted }
+
+    /// Whether the future was abandoned (see ``onAbandoned(_:)``).
+    public var isAbandoned: Bool { future.isAbandoned }
+
+    /// Calls `handler` once when the future is abandoned: it is still pending, had at least one
+    /// callback, and every callback has since been cancelled (its cancel token, a `timeout` that
+    /// fired, a cancelled `await`, or a derived future abandoned in turn). Runs at once if the
+    /// future already is abandoned; never runs if the future completes first (the handler is
+    /// then released). `handler` runs on the thread that removed the last callback, after the
+    /// code running there on ``ImmediateContext`` returns, with no lock held.
+    ///
+    /// Use it to stop the work that would complete the future (an operation nobody waits for).
+    public func onAbandoned(_ handler: @escaping @Sendable () -> Void) {
+        future.onAbandoned(handler)
+    }
 
     /// Completes the future with `value`. Returns `false` (and does nothing) if already completed.
     @inlinable
@@ -50,11 +76,14 @@ public final class Promise<T: Sendable>: Sendable {
         future.complete(result)
     }
 
-    /// Completes the future with the result of `other` once `other` completes.
+    /// Completes the future with the result of `other` once `other` completes. If this
+    /// promise's future is abandoned first, its callback on `other` is removed (which may
+    /// abandon `other` in turn).
     @inlinable
     public func completeWith(context: any ExecutionContext = .immediate, future other: Future<T>) {
-        other.onComplete(context: context) { [self] result in
+        let route = other.addRemovableCallback(context: context, token: nil) { [self] result in
             self.future.complete(result)
         }
+        other.link(future, to: route)
     }
 }

@@ -37,6 +37,11 @@ struct PromiseTests {
             failed.future.onComplete(context: .immediate) { _ in }
             failed.failure(TestError(code: 1))
             _ = Future<LeakMarkerCompleted>(value: LeakMarkerCompleted()).map(context: .immediate) { $0 }
+            // Abandoned: left pending on purpose, not reported.
+            let abandoned = Promise<LeakMarkerCompleted>()
+            let token = CancelToken()
+            abandoned.future.onComplete(context: .immediate, cancelToken: token) { _ in }
+            token.cancel()
         }
         do {
             let leaked = Promise<LeakMarkerDropped>()

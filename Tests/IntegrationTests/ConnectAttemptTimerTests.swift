@@ -1,4 +1,4 @@
-// The connection attempt's timer ends with its attempt (Peripheral.changeSession).
+// The connection attempt's timer ends with its attempt (ConnectionStateMachine's cancelAttemptTimer, taken out by Peripheral.feed).
 @testable import BlueCapKit
 import BlueZSimulator
 import DBus

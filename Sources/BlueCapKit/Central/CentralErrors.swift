@@ -37,4 +37,14 @@ extension BlueCapError {
         BlueCapError(kind: .adapterUnavailable, operation: "CentralManager.startScanning",
                      message: "the scan ended: the adapter state is \(state)")
     }
+
+    /// `.scanTimedOut`: the `timeout` given to `startScanning(timeout:)` passed and the scan was
+    /// stopped (`StopDiscovery`). Scan longer, or scan again, if the peripheral was not found.
+    public static func scanTimedOut(after: Duration) -> BlueCapError {
+        let (seconds, attoseconds) = after.components
+        let text = attoseconds == 0 ? "\(seconds)" : "\(Double(seconds) + Double(attoseconds) / 1e18)"
+        return BlueCapError(kind: .scanTimedOut, operation: "CentralManager.startScanning", timeout: after,
+                            message: "the scan timed out after \(text) s (its timeout) and was stopped;"
+                                + " no peripheral is reported after that: pass a longer timeout, or scan again")
+    }
 }

@@ -43,8 +43,15 @@ extension CentralManager {
     /// `options.allowDuplicates`. UUIDs, RSSI and pattern are checked again on our side, since
     /// bluetoothd merges every client's filter. If BlueZ stops discovering while we scan, discovery
     /// is started again (driven by `Adapter1.Discovering` changes). With `timeout`, the scan
-    /// stops and the stream finishes after it. A new scan replaces the previous one. Fails with
+    /// stops after it and the stream ends with ``BlueCapError/scanTimedOut(after:)``
+    /// (a last failed result, then the end). A new scan replaces the previous one. Fails with
     /// ``BlueCapError/notPoweredOn(_:)`` unless `.poweredOn`.
+    ///
+    /// The scan stops (`StopDiscovery`, ``isScanning`` false) as soon as nobody consumes the
+    /// stream any more: when it is abandoned, i.e. every subscription to it was cancelled — for
+    /// instance `startScanning().first()` after the first peripheral, or
+    /// `startScanning().first().timeout(after: 5)` when the timeout fires, or a
+    /// `for try await` over ``FutureStream/values`` that ends.
     public func startScanning(forServiceUUIDs uuids: [BLEUUID]? = nil, capacity: Int = 100, timeout: Duration? = nil,
                               options: ScanOptions = ScanOptions()) -> FutureStream<Peripheral> {
         let promise = StreamPromise<Peripheral>(capacity: max(1, capacity))
@@ -67,8 +74,12 @@ extension CentralManager {
         previous?.timer?.cancel()
         previous?.promise.finish(throwing: CentralManagerError.scanReplaced)
         beginDiscovery(Adapter1(connection: connection, path: adapterPath), session: session)
+        // Nobody consumes the stream any more: stop the scan.
+        promise.onAbandoned { [weak self] in self?.stopScanning(id: session.id) }
         if let timeout {
-            let timer = after(timeout) { [weak self] in self?.stopScanning(id: session.id) }
+            let timer = after(timeout) { [weak self] in
+                self?.stopScanning(id: session.id, error: .scanTimedOut(after: timeout))
+            }
             let running = inner.withLock { s -> Bool in
                 guard s.scan?.id == session.id else { return false }
                 s.scan?.timer = timer
@@ -85,7 +96,9 @@ extension CentralManager {
     /// Whether a scan is running.
     public var isScanning: Bool { inner.withLock { $0.scan != nil } }
 
-    private func stopScanning(id: Int?) {
+    /// Stops scan `id` (any scan when nil); its stream finishes once StopDiscovery has answered,
+    /// with `error` as its last result when given.
+    private func stopScanning(id: Int?, error: CentralManagerError? = nil) {
         let session = inner.withLock { s -> ScanSession? in
             guard let scan = s.scan, id == nil || scan.id == id else { return nil }
             s.scan = nil
@@ -96,7 +109,7 @@ extension CentralManager {
         // The stream finishes once bluetoothd has ended our discovery session.
         Adapter1(connection: connection, path: session.adapter).stopDiscovery { result in
             if case .failure(let e) = result { BlueZLog.debug("StopDiscovery: \(e)") }
-            session.promise.finish()
+            if let error { session.promise.finish(throwing: error) } else { session.promise.finish() }
         }
     }
 
@@ -105,9 +118,16 @@ extension CentralManager {
         adapter.setDiscoveryFilter(session.filter) { [weak self] result in
             guard let self else { return }
             if case .failure(let e) = result { return self.endScan(id: session.id, error: .scanFailed(e)) }
+            // Stopped (e.g. abandoned) before the filter was set: do not start discovery.
+            guard self.inner.withLock({ $0.scan?.id == session.id }) else { return }
             adapter.startDiscovery { [weak self] result in
                 guard let self else { return }
                 if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
+                // Stopped while StartDiscovery was under way, and no scan replaced it: our
+                // StopDiscovery may have come first, so end the discovery session again.
+                if self.inner.withLock({ $0.scan == nil }) {
+                    return adapter.stopDiscovery { _ in }
+                }
                 for path in self.tree?.paths(withInterface: Device1.interface, under: session.adapter) ?? [] {
                     self.consider(path, update: false)
                 }

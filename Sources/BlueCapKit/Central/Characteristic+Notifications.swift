@@ -4,13 +4,26 @@ import DBus
 import Foundation
 import Futures
 
+/// One notification (or indication) of a characteristic: the characteristic and the value.
+public typealias NotificationUpdate = (characteristic: Characteristic, data: Data?)
+
 extension Characteristic {
     /// Turns notifications on. When `Flags` contain "notify", `org.bluez.GattCharacteristic1.AcquireNotify`
     /// is tried first (a socket read on a dispatch source, one datagram per notification); when
     /// it is refused (or only "indicate" is offered) `StartNotify` is used and values arrive as
     /// `Value` PropertiesChanged. With `resubscribeOnReconnect`, notifications are turned on again
-    /// after the peripheral reconnects and the update stream stays open across the drop.
+    /// after the peripheral reconnects and the update streams stay open across the drop.
+    ///
+    /// Called again after a reconnection (as the seed's chain does), it starts afresh: the update
+    /// streams opened before the link dropped finish, and the streams opened next take over
+    /// (see ``receiveNotificationUpdates(capacity:)`` for who gets which notification).
     public func startNotifying(timeout: Duration = .seconds(10), resubscribeOnReconnect: Bool = true) -> Future<Characteristic> {
+        startNotifying(timeout: timeout, resubscribeOnReconnect: resubscribeOnReconnect, byApp: true)
+    }
+
+    /// `byApp` is false for the library's own re-subscription after a reconnection, which keeps
+    /// the update streams as they are.
+    func startNotifying(timeout: Duration, resubscribeOnReconnect: Bool, byApp: Bool) -> Future<Characteristic> {
         let operation = "Characteristic.startNotifying (org.bluez.GattCharacteristic1.AcquireNotify/StartNotify)"
         let promise = Promise<Characteristic>()
         let flags = self.flags
@@ -18,9 +31,11 @@ extension Characteristic {
             return failed(promise, .notSupported, operation, "Flags \(flags) have neither notify nor indicate")
         }
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
-        self.state.withLock { $0.resubscribe = resubscribeOnReconnect }
-        // Open the update stream now: notifications arriving before the app subscribes are kept.
-        _ = receiveNotificationUpdates()
+        let replaced = self.state.withLock { s -> [StreamPromise<NotificationUpdate>] in
+            s.resubscribe = resubscribeOnReconnect
+            return byApp ? s.streams.appStarted() : []
+        }
+        for stream in replaced { stream.finish() }
         peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
@@ -99,20 +114,18 @@ extension Characteristic {
     }
 
     /// Turns notifications off (closes the acquired socket, or `org.bluez.GattCharacteristic1.StopNotify`)
-    /// and finishes the update stream.
+    /// and finishes every update stream.
     public func stopNotifying(timeout: Duration = .seconds(10)) -> Future<Characteristic> {
         let operation = "Characteristic.stopNotifying (org.bluez.GattCharacteristic1.StopNotify)"
         let promise = Promise<Characteristic>()
-        let (notify, updates) = self.state.withLock { s -> (Notify, StreamPromise<(characteristic: Characteristic, data: Data?)>?) in
+        let (notify, streams) = self.state.withLock { s -> (Notify, [StreamPromise<NotificationUpdate>]) in
             let n = s.notify
             s.notify = .off
             s.resubscribe = false
             s.wantsResubscription = false
-            let u = s.updates
-            s.updates = nil
-            return (n, u)
+            return (n, s.streams.removeAll())
         }
-        updates?.finish()
+        for stream in streams { stream.finish() }
         switch notify {
         case .off, .starting:
             promise.success(self)
@@ -138,40 +151,67 @@ extension Characteristic {
         return promise.future
     }
 
-    /// The notifications, as `(characteristic, data)`; one stream per characteristic, created by
-    /// the first call (or by ``startNotifying(timeout:resubscribeOnReconnect:)`` with capacity 100)
-    /// with `capacity`, the number of updates kept for replay to new subscribers.
-    /// It finishes on ``stopNotifying(timeout:)``, and on a link drop unless re-subscription is on.
-    public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<(characteristic: Characteristic, data: Data?)> {
-        self.state.withLock { s in
-            if let u = s.updates { return u.stream }
-            let u = StreamPromise<(characteristic: Characteristic, data: Data?)>(capacity: max(1, capacity))
-            s.updates = u
-            return u.stream
+    /// A new stream of the characteristic's notifications, as `(characteristic, data)`, fed from
+    /// this call on: each notification that arrives afterwards is delivered to it once, in order,
+    /// and earlier ones are not replayed (read ``value`` for the latest). Every call returns its
+    /// own stream; several streams each get every notification.
+    ///
+    /// `capacity` is the stream's replay buffer: a subscription made after values arrived gets
+    /// the last `capacity` of them first (a subscriber more than `max(capacity, 1,000)` behind loses
+    /// its oldest pending value, see ``FutureStream``).
+    ///
+    /// Across reconnections: with re-subscription on (the default of
+    /// ``startNotifying(timeout:resubscribeOnReconnect:)``) the stream stays open through link
+    /// drops and goes on after the library turns notifications on again. When the app calls
+    /// `startNotifying` again after a drop (the seed's chain re-running after `.reconnect`),
+    /// the streams opened before the drop finish, and the stream opened next takes over: a chain
+    /// that subscribes again after each reconnection gets each notification exactly once.
+    ///
+    /// Notifications that arrive after `startNotifying` while no stream is open (between its
+    /// completion and the app's subscription, or between that call and the stream replacing a
+    /// finished one) are held, at most 100, and handed to the stream opened next, so the seed's
+    /// chain loses none.
+    ///
+    /// A stream finishes on ``stopNotifying(timeout:)`` and ``Peripheral/terminate()``, and with
+    /// a failure when the link drops while re-subscription is off. A stream whose subscriptions
+    /// were all cancelled (a cancel token, `first()`, `take(n)`, the end of a `for await` loop)
+    /// is dropped at once; one that is never subscribed to stays until one of those ends, keeping
+    /// at most `capacity` values.
+    public func receiveNotificationUpdates(capacity: Int = 100) -> FutureStream<NotificationUpdate> {
+        let (id, promise) = self.state.withLock { $0.streams.open(capacity: capacity) }
+        // Once every subscription is cancelled no one will read it again: drop and finish it.
+        promise.onAbandoned { [weak self] in
+            self?.state.withLock { $0.streams.remove(id: id) }?.finish()
         }
+        return promise.stream
     }
+
+    /// The number of open update streams (abandoned and finished ones are gone).
+    var openUpdateStreamCount: Int { self.state.withLock { $0.streams.entries.count } }
 
     // MARK: - Delivery
 
     /// A datagram on the acquired socket.
     func notified(_ data: Data) {
-        let updates = self.state.withLock { s -> StreamPromise<(characteristic: Characteristic, data: Data?)>? in
+        let update: NotificationUpdate = (self, data)
+        let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
             s.value = data
-            return s.updates
+            return s.streams.deliver(update)
         }
-        updates?.success((self, data))
+        for entry in streams { entry.promise.success(update) }
     }
 
     /// `Value` changed in a PropertiesChanged (StartNotify path, or after a read).
     func valueChanged(_ data: Data) {
-        let updates = self.state.withLock { s -> StreamPromise<(characteristic: Characteristic, data: Data?)>? in
+        let update: NotificationUpdate = (self, data)
+        let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
             s.value = data
             switch s.notify {
-            case .starting, .started(.propertiesChanged, _): return s.updates
-            default: return nil
+            case .starting, .started(.propertiesChanged, _): return s.streams.deliver(update)
+            default: return []
             }
         }
-        updates?.success((self, data))
+        for entry in streams { entry.promise.success(update) }
     }
 
     /// BlueZ closed the acquired socket (link lost or notifications stopped remotely).
@@ -187,9 +227,9 @@ extension Characteristic {
     /// Whether notifications should be turned on again after a reconnection.
     var wantsResubscription: Bool { self.state.withLock { $0.wantsResubscription } }
 
-    /// The link dropped: notifications are off; the stream stays open when re-subscription is on.
+    /// The link dropped: notifications are off; the streams stay open when re-subscription is on.
     func linkLost(kind: PeripheralError.Kind) {
-        let (socket, finishWith) = self.state.withLock { s -> (NotificationSocket?, StreamPromise<(characteristic: Characteristic, data: Data?)>?) in
+        let (socket, finishWith) = self.state.withLock { s -> (NotificationSocket?, [StreamPromise<NotificationUpdate>]) in
             var socket: NotificationSocket?
             var wasOn = false
             switch s.notify {
@@ -201,17 +241,12 @@ extension Characteristic {
             // The socket may have reported the end before the link change did.
             wasOn = wasOn || s.endedByBlueZ
             s.endedByBlueZ = false
-            if wasOn && s.resubscribe && kind != .terminated {
-                s.wantsResubscription = true
-                return (socket, nil)
-            }
-            guard wasOn || kind == .terminated else { return (socket, nil) }
-            let u = s.updates
-            s.updates = nil
-            return (socket, u)
+            let resubscribing = wasOn && s.resubscribe && kind != .terminated
+            if resubscribing { s.wantsResubscription = true }
+            return (socket, s.streams.linkLost(keepStreams: resubscribing || !(wasOn || kind == .terminated)))
         }
         socket?.close()
-        finishWith?.finish(throwing: PeripheralError(kind: kind, operation: "Characteristic.receiveNotificationUpdates", path: self.path.rawValue))
+        for stream in finishWith { stream.finish(throwing: PeripheralError(kind: kind, operation: "Characteristic.receiveNotificationUpdates", path: self.path.rawValue)) }
     }
 
     /// Called after a successful re-subscription.

@@ -37,7 +37,8 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         var properties: GattCharacteristic1.Properties
         var value: Data?
         var notify = Notify.off
-        var updates: StreamPromise<(characteristic: Characteristic, data: Data?)>?
+        /// The open update streams (``receiveNotificationUpdates(capacity:)``).
+        var streams = NotificationStreams<NotificationUpdate>()
         var resubscribe = false
         var wantsResubscription = false
         var acquireUnsupported = false

@@ -1,34 +1,20 @@
-// Peripheral: connect / reconnect / disconnect / terminate and the ConnectionEvent stream.
+// Peripheral: connect / reconnect / disconnect / terminate and the ConnectionEvent stream,
+// driven by ConnectionStateMachine.
 import BlueZ
 import DBus
 import Foundation
 import Futures
 
-/// One `connect(...)` stream and its counters.
-struct ConnectSession {
-    enum Phase: Equatable {
-        case idle
-        case connecting(attempt: Int)
-        case connected
-        case disconnecting
-    }
-
-    let promise: StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>
-    let timeoutRetries: Int
-    let disconnectRetries: Int
-    let connectionTimeout: Duration
-    var timeouts = 0
-    var disconnects = 0
-    var phase = Phase.idle
-    var attempt = 0
-    var transientRetries = 0
-    var forced = false
-}
+/// One element of a ``Peripheral/connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
+/// stream: the peripheral and what happened to its connection.
+public typealias ConnectionUpdate = (peripheral: Peripheral, connectionEvent: ConnectionEvent)
 
 extension Peripheral {
+    typealias Machine = ConnectionStateMachine
+
     /// How many times a transient BlueZ error (`InProgress`, `le-connection-abort-by-local`,
     /// "Software caused connection abort") is retried inside one connection attempt.
-    static let transientRetryLimit = 4
+    static var transientRetryLimit: Int { Machine.transientRetryLimit }
 
     /// Connects (`org.bluez.Device1.Connect`) and reports the link's life as ``ConnectionEvent``s:
     /// `.connect`; `.timeout` when `Connect` does not complete within `connectionTimeout` (the
@@ -44,29 +30,11 @@ extension Peripheral {
     /// failures are pushed as a failed ``PeripheralError`` (the stream goes on). A new `connect`
     /// finishes the previous stream. The stream keeps its last `capacity` events for replay.
     public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration = .seconds(10),
-                        capacity: Int = 10) -> FutureStream<(peripheral: Peripheral, connectionEvent: ConnectionEvent)> {
-        let promise = StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>(capacity: max(1, capacity))
-        var session = ConnectSession(promise: promise, timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries,
-                                     connectionTimeout: connectionTimeout)
-        let (previous, terminated, alreadyConnected) = changeSession { s -> (ConnectSession?, Bool, Bool) in
-            if s.terminated { return (nil, true, false) }
-            let previous = s.session
-            // Attempt numbers go on across sessions: a timer or a Connect reply of an earlier
-            // session's attempt must never match an attempt of this one.
-            session.attempt = previous?.attempt ?? 0
-            let connected = s.properties.connected == true
-            if connected { session.phase = .connected }
-            s.session = session
-            return (previous, false, connected)
-        }
-        previous?.promise.finish()
-        if terminated {
-            promise.finish(throwing: PeripheralError(kind: .terminated, operation: "Peripheral.connect", path: identifier))
-        } else if alreadyConnected {
-            promise.success((self, .connect))
-        } else {
-            startAttempt()
-        }
+                        capacity: Int = 10) -> FutureStream<ConnectionUpdate> {
+        let promise = StreamPromise<ConnectionUpdate>(capacity: max(1, capacity))
+        let policy = Machine.Policy(timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries,
+                                    connectionTimeout: connectionTimeout)
+        feed(.connectRequested(policy, deviceConnected: false), newStream: promise)
         return promise.stream
     }
 
@@ -74,41 +42,95 @@ extension Peripheral {
     /// Does nothing unless a ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
     /// stream exists and the peripheral is neither connected nor connecting.
     public func reconnect(withDelay delay: Duration = .zero) {
-        if delay > .zero {
-            after(delay) { [weak self] in self?.startAttempt() }
-        } else {
-            startAttempt()
-        }
+        feed(.reconnectRequested(delay: delay))
     }
 
     /// Disconnects (`org.bluez.Device1.Disconnect`); the stream then yields `.forceDisconnect`.
     /// Idempotent; a pending connection attempt is cancelled.
     public func disconnect() {
-        enum Action { case none, disconnectLink, cancelAttempt(StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>) }
-        let action = changeSession { s -> Action in
-            guard var session = s.session else { return s.properties.connected == true ? .disconnectLink : .none }
-            switch session.phase {
-            case .idle, .disconnecting:
-                return .none
-            case .connecting:
-                session.phase = .idle
-                session.attempt += 1
-                s.session = session
-                return .cancelAttempt(session.promise)
-            case .connected:
-                session.phase = .disconnecting
-                session.forced = true
-                s.session = session
-                return .disconnectLink
+        feed(.disconnectRequested(deviceConnected: false))
+    }
+
+    /// Disconnects, forgets the peripheral (the manager no longer lists it), finishes the
+    /// connection stream and fails every pending operation with `.terminated`. Never blocks.
+    public func terminate() {
+        feed(.terminate(deviceConnected: false))
+    }
+
+    // MARK: - Events from BlueZ
+
+    /// `Device1.Connected` changed (owner thread).
+    func connectedChanged(_ connected: Bool) {
+        feed(connected ? .linkUp : .linkDown(serviceGone: false))
+    }
+
+    /// The device object went away (bluetoothd restarted, device removed).
+    func deviceRemoved() {
+        feed(.deviceRemoved(serviceGone: tree.status.owner == nil))
+    }
+
+    // MARK: - Driving the state machine
+
+    /// Feeds `event` to the state machine under the lock (events that carry `Device1.Connected`
+    /// get the cached value there), then performs its actions outside the lock. `newStream` is
+    /// the stream of a `connect(...)` call, installed by ``ConnectionStateMachine/Action/openStream``.
+    /// An attempt's timer that the transition ended is taken out under the same lock.
+    func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueZError? = nil) {
+        let (actions, stream, previous, endedTimer) = state.withLock {
+            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?) in
+            let connected = s.properties.connected == true
+            let actions = s.connection.handle(Self.withDeviceConnected(event, connected))
+            var previous: StreamPromise<ConnectionUpdate>?
+            if actions.contains(.openStream) {
+                previous = s.connectPromise
+                s.connectPromise = newStream
             }
+            var ended: ScheduledTask?
+            if actions.contains(.cancelAttemptTimer), let timer = s.attemptTimer {
+                s.attemptTimer = nil
+                ended = timer.task
+            }
+            let stream = s.connectPromise
+            if case .tearDown = actions.last { s.connectPromise = nil }
+            return (actions, stream, previous, ended)
         }
+        endedTimer?.cancel()
+        previous?.finish()
+        for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
+    }
+
+    /// `event` with `Device1.Connected` as cached (`connected`) where the event carries it.
+    private static func withDeviceConnected(_ event: Machine.Event, _ connected: Bool) -> Machine.Event {
+        switch event {
+        case .connectRequested(let policy, _): return .connectRequested(policy, deviceConnected: connected)
+        case .backoffElapsed(let attempt, _): return .backoffElapsed(attempt: attempt, deviceConnected: connected)
+        case .disconnectRequested: return .disconnectRequested(deviceConnected: connected)
+        case .terminate: return .terminate(deviceConnected: connected)
+        default: return event
+        }
+    }
+
+    private func perform(_ action: Machine.Action, stream: StreamPromise<ConnectionUpdate>?,
+                         newStream: StreamPromise<ConnectionUpdate>?, connectError: BlueZError?) {
         let device = Device1(connection: connection, path: path)
         switch action {
-        case .none:
-            return
-        case .cancelAttempt(let promise):
+        case .openStream, .cancelAttemptTimer:
+            break  // done under the lock by `feed`
+        case .rejectTerminated:
+            newStream?.finish(throwing: PeripheralError(kind: .terminated, operation: "Peripheral.connect", path: identifier))
+        case .sendConnect(let attempt, let timeout):
+            // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
+            device.connect(timeout: timeout + .seconds(2)) { [weak self] result in
+                switch result {
+                case .success:
+                    self?.feed(.connectReplied(attempt: attempt, .ok))
+                case .failure(let error):
+                    if error.isTransient, let self { BlueZLog.debug("\(self.identifier) Connect: \(error); retrying after a backoff") }
+                    self?.feed(.connectReplied(attempt: attempt, error.isTransient ? .transient : .failed), connectError: error)
+                }
+            }
+        case .sendDisconnect:
             device.disconnect { _ in }
-            promise.success((self, .forceDisconnect))
         case .disconnectLink:
             device.disconnect { [weak self] result in
                 // BlueZ answers once the link is down, and real bluetoothd emits Connected=false
@@ -120,22 +142,54 @@ extension Peripheral {
                     s.properties.connected = false
                     s.properties.servicesResolved = false
                 }
-                self.linkLost(serviceGone: false)
+                self.feed(.linkDown(serviceGone: false))
             }
+        case .startAttemptTimer(let attempt, let timeout):
+            startAttemptTimer(attempt: attempt, timeout: timeout)
+        case .scheduleBackoff(let attempt, let delay):
+            after(delay) { [weak self] in self?.feed(.backoffElapsed(attempt: attempt, deviceConnected: false)) }
+        case .scheduleReconnect(let delay):
+            after(delay) { [weak self] in self?.feed(.reconnectRequested(delay: .zero)) }
+        case .emit(let event):
+            if event == .timeout || event == .giveUp { BlueZLog.debug("\(identifier) connection event \(event)") }
+            stream?.success((self, event))
+        case .reportConnectFailure:
+            let error = connectError ?? BlueZError(kind: .failed, message: "Connect failed")
+            stream?.failure(PeripheralError(error, operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier))
+        case .failAttempt(let serviceGone):
+            stream?.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
+                                            operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
+                                            message: serviceGone ? "bluetoothd left the bus" : "the device object was removed"))
+        case .failPending(let serviceGone):
+            let kind: PeripheralError.Kind = serviceGone ? .serviceUnavailable : .disconnected
+            failPending(kind, message: serviceGone ? "bluetoothd left the bus" : "the link dropped")
+            for c in state.withLock({ Array($0.characteristics.values) }) { c.linkLost(kind: kind) }
+        case .resubscribe:
+            resubscribeNotifications()
+        case .tearDown(let disconnect):
+            tearDown(disconnect: disconnect, stream: stream)
         }
     }
 
-    /// Disconnects, forgets the peripheral (the manager no longer lists it), finishes the
-    /// connection stream and fails every pending operation with `.terminated`. Never blocks.
-    public func terminate() {
-        let (session, observation, wasConnected) = changeSession { s -> (ConnectSession?, ObjectTreeObservation?, Bool) in
-            guard !s.terminated else { return (nil, nil, false) }
-            s.terminated = true
-            let session = s.session
-            s.session = nil
-            let o = s.observation
-            s.observation = nil
-            return (session, o, s.properties.connected == true || session.map { $0.phase != .idle } ?? false)
+    /// Starts the attempt's timer; if the attempt has ended meanwhile (its answer came first),
+    /// the timer is cancelled at once.
+    private func startAttemptTimer(attempt: Int, timeout: Duration) {
+        let timer = after(timeout) { [weak self] in self?.feed(.attemptTimedOut(attempt: attempt)) }
+        let stale = state.withLock { s -> [ScheduledTask] in
+            guard s.connection.phase == .connecting(attempt: attempt) else { return [timer] }
+            let replaced = s.attemptTimer?.task
+            s.attemptTimer = (attempt, timer)
+            return replaced.map { [$0] } ?? []
+        }
+        for t in stale { t.cancel() }
+    }
+
+    /// `terminate()`: stops observing, fails everything pending with `.terminated`, forgets the
+    /// GATT objects, disconnects when the link is up or being made, finishes the streams.
+    private func tearDown(disconnect: Bool, stream: StreamPromise<ConnectionUpdate>?) {
+        let observation = state.withLock { s -> ObjectTreeObservation? in
+            defer { s.observation = nil }
+            return s.observation
         }
         observation?.cancel()
         failPending(.terminated, message: "terminate() was called")
@@ -150,175 +204,9 @@ extension Peripheral {
         }
         for r in routes { r.cancel() }
         for c in chars { c.linkLost(kind: .terminated) }
-        if wasConnected { Device1(connection: connection, path: path).disconnect { _ in } }
-        session?.promise.finish()
+        if disconnect { Device1(connection: connection, path: path).disconnect { _ in } }
+        stream?.finish()
         state.withLock { $0.rssiUpdates }?.finish()
         forget(self)
-    }
-
-    // MARK: - State machine
-
-    func startAttempt() {
-        let started = changeSession { s -> (attempt: Int, timeout: Duration)? in
-            guard !s.terminated, var session = s.session, session.phase == .idle else { return nil }
-            session.attempt += 1
-            session.phase = .connecting(attempt: session.attempt)
-            session.transientRetries = 0
-            session.forced = false
-            s.session = session
-            return (session.attempt, session.connectionTimeout)
-        }
-        guard let (attempt, timeout) = started else { return }
-        let timer = after(timeout) { [weak self] in self?.connectTimedOut(attempt: attempt) }
-        // If the attempt has ended meanwhile, changeSession cancels this timer right away.
-        let replaced = changeSession { s -> ScheduledTask? in
-            let replaced = s.attemptTimer?.task
-            s.attemptTimer = (attempt, timer)
-            return replaced
-        }
-        replaced?.cancel()
-        sendConnect(attempt: attempt, timeout: timeout)
-    }
-
-    /// Runs `body` on the state under its lock: every change of the connection session goes
-    /// through here. Afterwards, when the attempt the timer belongs to is over (connected,
-    /// failed, timed out, cancelled, terminated, replaced), the timer is taken out and cancelled
-    /// outside the lock, so that it does not wait for its deadline.
-    func changeSession<R>(_ body: (inout State) -> R) -> R {
-        let (result, ended) = state.withLock { s -> (R, ScheduledTask?) in
-            let result = body(&s)
-            guard let timer = s.attemptTimer, s.session?.phase != .connecting(attempt: timer.attempt) else { return (result, nil) }
-            s.attemptTimer = nil
-            return (result, timer.task)
-        }
-        ended?.cancel()
-        return result
-    }
-
-    private func sendConnect(attempt: Int, timeout: Duration) {
-        // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
-        Device1(connection: connection, path: path).connect(timeout: timeout + .seconds(2)) { [weak self] result in
-            self?.connectAnswered(attempt: attempt, result)
-        }
-    }
-
-    private func connectTimedOut(attempt: Int) {
-        let event = changeSession { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
-            guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return nil }
-            session.phase = .idle
-            session.timeouts += 1
-            s.session = session
-            return (session.timeouts > session.timeoutRetries ? .giveUp : .timeout, session.promise)
-        }
-        guard let (e, promise) = event else { return }
-        BlueZLog.debug("\(identifier) connect attempt \(attempt) timed out")
-        Device1(connection: connection, path: path).disconnect { _ in }  // cancels bluetoothd's pending connection
-        promise.success((self, e))
-    }
-
-    private func connectAnswered(attempt: Int, _ result: Result<Void, BlueZError>) {
-        enum Next { case none, connected, retry(Duration, Duration), failed(BlueZError) }
-        let (next, promise) = changeSession { s -> (Next, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
-            guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return (.none, nil) }
-            switch result {
-            case .success:
-                session.phase = .connected
-                s.session = session
-                return (.connected, session.promise)
-            case .failure(let error) where error.isTransient && session.transientRetries < Self.transientRetryLimit:
-                session.transientRetries += 1
-                s.session = session
-                let backoff = Duration.milliseconds(50 << session.transientRetries)
-                return (.retry(backoff, session.connectionTimeout), session.promise)
-            case .failure(let error):
-                session.phase = .idle
-                s.session = session
-                return (.failed(error), session.promise)
-            }
-        }
-        switch next {
-        case .none: return
-        case .connected: emitConnect(promise)
-        case .retry(let backoff, let timeout):
-            if case .failure(let e) = result { BlueZLog.debug("\(identifier) Connect: \(e); retrying in \(backoff)") }
-            after(backoff) { [weak self] in self?.retryConnect(attempt: attempt, timeout: timeout) }
-        case .failed(let error):
-            promise?.failure(PeripheralError(error, operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier))
-        }
-    }
-
-    /// After a transient error's backoff: connected meanwhile → `.connect`; else `Connect` again.
-    private func retryConnect(attempt: Int, timeout: Duration) {
-        let (stillConnecting, connected, promise) = changeSession { s -> (Bool, Bool, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) in
-            guard var session = s.session, session.phase == .connecting(attempt: attempt) else { return (false, false, nil) }
-            if s.properties.connected == true {
-                session.phase = .connected
-                s.session = session
-                return (true, true, session.promise)
-            }
-            return (true, false, session.promise)
-        }
-        guard stillConnecting else { return }
-        if connected { emitConnect(promise) } else { sendConnect(attempt: attempt, timeout: timeout) }
-    }
-
-    /// Yields `.connect`, then turns notifications that were on before the drop on again.
-    private func emitConnect(_ promise: StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>?) {
-        promise?.success((self, .connect))
-        resubscribeNotifications()
-    }
-
-    /// `Device1.Connected` changed (owner thread).
-    func connectedChanged(_ connected: Bool) {
-        if connected {
-            let promise = changeSession { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
-                guard var session = s.session, case .connecting = session.phase else { return nil }
-                session.phase = .connected
-                s.session = session
-                return session.promise
-            }
-            if let promise { emitConnect(promise) }
-        } else {
-            linkLost(serviceGone: false)
-        }
-    }
-
-    /// The device object went away (bluetoothd restarted, device removed).
-    func deviceRemoved() {
-        let serviceGone = tree.status.owner == nil
-        let failedAttempt = changeSession { s -> StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>? in
-            guard var session = s.session, case .connecting = session.phase else { return nil }
-            session.phase = .idle
-            s.session = session
-            return session.promise
-        }
-        if let failedAttempt {
-            failedAttempt.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
-                                                  operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
-                                                  message: serviceGone ? "bluetoothd left the bus" : "the device object was removed"))
-        }
-        linkLost(serviceGone: serviceGone)
-    }
-
-    /// The link is down: yields `.forceDisconnect`, `.disconnect` or `.giveUp`; fails pending work.
-    func linkLost(serviceGone: Bool) {
-        let result = changeSession { s -> (ConnectionEvent, StreamPromise<(peripheral: Peripheral, connectionEvent: ConnectionEvent)>)? in
-            guard var session = s.session, session.phase == .connected || session.phase == .disconnecting else { return nil }
-            let event: ConnectionEvent
-            if session.forced {
-                event = .forceDisconnect
-            } else {
-                session.disconnects += 1
-                event = session.disconnects > session.disconnectRetries ? .giveUp : .disconnect
-            }
-            session.phase = .idle
-            session.forced = false
-            s.session = session
-            return (event, session.promise)
-        }
-        let kind: PeripheralError.Kind = serviceGone ? .serviceUnavailable : .disconnected
-        failPending(kind, message: serviceGone ? "bluetoothd left the bus" : "the link dropped")
-        for c in state.withLock({ Array($0.characteristics.values) }) { c.linkLost(kind: kind) }
-        if let (event, promise) = result { promise.success((self, event)) }
     }
 }

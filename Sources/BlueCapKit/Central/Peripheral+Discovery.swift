@@ -126,7 +126,7 @@ extension Peripheral {
         guard !pending.isEmpty else { return }
         discoverServices().onComplete(context: .immediate) { result in
             for c in pending {
-                c.startNotifying().onComplete(context: .immediate) { r in
+                c.startNotifying(timeout: .seconds(10), resubscribeOnReconnect: true, byApp: false).onComplete(context: .immediate) { r in
                     switch r {
                     case .success: c.resubscribed()
                     case .failure(let error): BlueZLog.debug("\(c.path) re-subscription after reconnect failed: \(error)")

@@ -38,7 +38,10 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     struct State {
         var properties: Device1.Properties
         var lastRSSI: Int16?
-        var session: ConnectSession?
+        /// The connection's state: fed events under this lock, its actions run outside it.
+        var connection = ConnectionStateMachine()
+        /// The stream of the latest `connect(...)`.
+        var connectPromise: StreamPromise<ConnectionUpdate>?
         /// The timer of the connection attempt in progress, cancelled once the attempt ends.
         var attemptTimer: (attempt: Int, task: ScheduledTask)?
         var waiters: [Int: Waiter] = [:]
@@ -51,12 +54,12 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var rssiUpdates: StreamPromise<Int16>?
         /// ``whenPairingChanges()``'s stream, made on first use.
         var pairingUpdates: StreamPromise<PairingState>?
-        var terminated = false
         var observation: ObjectTreeObservation?
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
-        var linkIsUp: Bool { properties.connected == true || session?.phase == .connected }
+        var linkIsUp: Bool { properties.connected == true || connection.isConnected }
+        var terminated: Bool { connection.isTerminated }
     }
 
     let state: Locked<State>

@@ -1,0 +1,220 @@
+// ConnectionStateMachine: every transition (phase × event → phase, counters and actions), no bus.
+
+import Testing
+@testable import BlueCapKit
+
+@Suite("Connection state machine")
+struct ConnectionStateMachineTests {
+    typealias Machine = ConnectionStateMachine
+    typealias Event = Machine.Event
+    typealias Action = Machine.Action
+
+    static let policy = Machine.Policy(timeoutRetries: 1, disconnectRetries: 1, connectionTimeout: .seconds(5))
+    static let other = Machine.Policy(timeoutRetries: 2, disconnectRetries: 3, connectionTimeout: .seconds(7))
+    static let t = policy.connectionTimeout
+
+    /// A machine in `phase` with `policy` and the given counters.
+    static func m(_ phase: Machine.Phase, attempt: Int = 3, timeouts: Int = 0, disconnects: Int = 0, retries: Int = 0,
+                  forced: Bool = false, policy: Machine.Policy = policy) -> Machine {
+        Machine(phase: phase, policy: policy, attempt: attempt, timeouts: timeouts, disconnects: disconnects,
+                transientRetries: retries, forced: forced)
+    }
+
+    struct Row: CustomTestStringConvertible, Sendable {
+        let from: Machine
+        let event: Event
+        let to: Machine
+        let actions: [Action]
+        var testDescription: String { "\(from.phase) + \(event)" }
+    }
+
+    static func row(_ from: Machine, _ event: Event, _ to: Machine, _ actions: [Action]) -> Row {
+        Row(from: from, event: event, to: to, actions: actions)
+    }
+
+    static let unopened = m(.unopened, attempt: 0)
+    static let idle = m(.idle)
+    static let connecting = m(.connecting(attempt: 3))
+    static let connected = m(.connected)
+    static let disconnecting = m(.disconnecting, forced: true)
+    static let terminated = m(.terminated)
+
+    // MARK: - The table
+
+    static let table: [Row] = [
+        // No connect() stream yet.
+        row(unopened, .connectRequested(other, deviceConnected: false), m(.connecting(attempt: 1), attempt: 1, policy: other),
+            [.openStream, .startAttemptTimer(attempt: 1, timeout: .seconds(7)), .sendConnect(attempt: 1, timeout: .seconds(7))]),
+        row(unopened, .connectRequested(policy, deviceConnected: true), m(.connected, attempt: 0), [.openStream, .emit(.connect)]),
+        row(unopened, .reconnectRequested(delay: .zero), unopened, []),
+        row(unopened, .reconnectRequested(delay: .seconds(1)), unopened, []),
+        row(unopened, .attemptTimedOut(attempt: 0), unopened, []),
+        row(unopened, .connectReplied(attempt: 0, .ok), unopened, []),
+        row(unopened, .backoffElapsed(attempt: 0, deviceConnected: true), unopened, []),
+        row(unopened, .linkUp, unopened, []),
+        row(unopened, .linkDown(serviceGone: false), unopened, [.failPending(serviceGone: false)]),
+        row(unopened, .deviceRemoved(serviceGone: true), unopened, [.failPending(serviceGone: true)]),
+        row(unopened, .disconnectRequested(deviceConnected: true), unopened, [.disconnectLink]),
+        row(unopened, .disconnectRequested(deviceConnected: false), unopened, []),
+        row(unopened, .terminate(deviceConnected: false), m(.terminated, attempt: 0), [.tearDown(disconnect: false)]),
+        row(unopened, .terminate(deviceConnected: true), m(.terminated, attempt: 0), [.tearDown(disconnect: true)]),
+
+        // Idle: a new connect() resets the counters; attempts go on numbering.
+        row(m(.idle, timeouts: 1, disconnects: 1), .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+            [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(idle, .connectRequested(policy, deviceConnected: true), connected, [.openStream, .emit(.connect)]),
+        row(m(.idle, timeouts: 1, retries: 2), .reconnectRequested(delay: .zero), m(.connecting(attempt: 4), attempt: 4, timeouts: 1),
+            [.startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(idle, .reconnectRequested(delay: .milliseconds(500)), idle, [.scheduleReconnect(delay: .milliseconds(500))]),
+        row(idle, .attemptTimedOut(attempt: 3), idle, []),
+        row(idle, .connectReplied(attempt: 3, .ok), idle, []),
+        row(idle, .backoffElapsed(attempt: 3, deviceConnected: true), idle, []),
+        row(idle, .linkUp, idle, []),
+        row(idle, .linkDown(serviceGone: false), idle, [.failPending(serviceGone: false)]),
+        row(idle, .deviceRemoved(serviceGone: false), idle, [.failPending(serviceGone: false)]),
+        row(idle, .disconnectRequested(deviceConnected: true), idle, []),
+        row(idle, .terminate(deviceConnected: false), terminated, [.tearDown(disconnect: false)]),
+        row(idle, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
+
+        // Connecting (attempt 3): every way out cancels the attempt's timer first.
+        row(connecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+            [.cancelAttemptTimer, .openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(connecting, .connectRequested(policy, deviceConnected: true), connected, [.cancelAttemptTimer, .openStream, .emit(.connect)]),
+        row(connecting, .reconnectRequested(delay: .zero), connecting, []),
+        row(connecting, .reconnectRequested(delay: .seconds(1)), connecting, [.scheduleReconnect(delay: .seconds(1))]),
+        row(connecting, .attemptTimedOut(attempt: 3), m(.idle, timeouts: 1), [.cancelAttemptTimer, .sendDisconnect, .emit(.timeout)]),
+        row(m(.connecting(attempt: 3), timeouts: 1), .attemptTimedOut(attempt: 3), m(.idle, timeouts: 2),
+            [.cancelAttemptTimer, .sendDisconnect, .emit(.giveUp)]),
+        row(connecting, .attemptTimedOut(attempt: 2), connecting, []),
+        row(connecting, .connectReplied(attempt: 3, .ok), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        row(connecting, .connectReplied(attempt: 2, .ok), connecting, []),
+        row(connecting, .connectReplied(attempt: 3, .transient), m(.connecting(attempt: 3), retries: 1),
+            [.scheduleBackoff(attempt: 3, delay: .milliseconds(100))]),
+        row(m(.connecting(attempt: 3), retries: 3), .connectReplied(attempt: 3, .transient), m(.connecting(attempt: 3), retries: 4),
+            [.scheduleBackoff(attempt: 3, delay: .milliseconds(800))]),
+        row(m(.connecting(attempt: 3), retries: 4), .connectReplied(attempt: 3, .transient), m(.idle, retries: 4),
+            [.cancelAttemptTimer, .reportConnectFailure]),
+        row(connecting, .connectReplied(attempt: 3, .failed), idle, [.cancelAttemptTimer, .reportConnectFailure]),
+        row(connecting, .backoffElapsed(attempt: 3, deviceConnected: false), connecting, [.sendConnect(attempt: 3, timeout: t)]),
+        row(connecting, .backoffElapsed(attempt: 3, deviceConnected: true), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        row(connecting, .backoffElapsed(attempt: 2, deviceConnected: false), connecting, []),
+        row(connecting, .linkUp, connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        row(connecting, .linkDown(serviceGone: false), connecting, [.failPending(serviceGone: false)]),
+        row(connecting, .deviceRemoved(serviceGone: true), idle,
+            [.cancelAttemptTimer, .failAttempt(serviceGone: true), .failPending(serviceGone: true)]),
+        row(connecting, .disconnectRequested(deviceConnected: false), m(.idle, attempt: 4),
+            [.cancelAttemptTimer, .sendDisconnect, .emit(.forceDisconnect)]),
+        row(connecting, .terminate(deviceConnected: false), terminated, [.cancelAttemptTimer, .tearDown(disconnect: true)]),
+
+        // Connected: drops count against disconnectRetries (BlueCap counting).
+        row(m(.connected, timeouts: 1, disconnects: 1), .connectRequested(policy, deviceConnected: true), connected, [.openStream, .emit(.connect)]),
+        row(connected, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+            [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(connected, .reconnectRequested(delay: .zero), connected, []),
+        row(connected, .reconnectRequested(delay: .seconds(1)), connected, [.scheduleReconnect(delay: .seconds(1))]),
+        row(connected, .attemptTimedOut(attempt: 3), connected, []),
+        row(connected, .connectReplied(attempt: 3, .ok), connected, []),
+        row(connected, .backoffElapsed(attempt: 3, deviceConnected: true), connected, []),
+        row(connected, .linkUp, connected, []),
+        row(connected, .linkDown(serviceGone: false), m(.idle, disconnects: 1), [.failPending(serviceGone: false), .emit(.disconnect)]),
+        row(m(.connected, disconnects: 1), .linkDown(serviceGone: false), m(.idle, disconnects: 2),
+            [.failPending(serviceGone: false), .emit(.giveUp)]),
+        row(connected, .deviceRemoved(serviceGone: true), m(.idle, disconnects: 1), [.failPending(serviceGone: true), .emit(.disconnect)]),
+        row(connected, .disconnectRequested(deviceConnected: true), disconnecting, [.disconnectLink]),
+        row(connected, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
+
+        // Disconnecting (after disconnect()): the drop is .forceDisconnect and does not count.
+        row(disconnecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+            [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(disconnecting, .reconnectRequested(delay: .zero), disconnecting, []),
+        row(disconnecting, .reconnectRequested(delay: .seconds(1)), disconnecting, [.scheduleReconnect(delay: .seconds(1))]),
+        row(disconnecting, .attemptTimedOut(attempt: 3), disconnecting, []),
+        row(disconnecting, .connectReplied(attempt: 3, .ok), disconnecting, []),
+        row(disconnecting, .backoffElapsed(attempt: 3, deviceConnected: false), disconnecting, []),
+        row(disconnecting, .linkUp, disconnecting, []),
+        row(disconnecting, .linkDown(serviceGone: false), idle, [.failPending(serviceGone: false), .emit(.forceDisconnect)]),
+        row(disconnecting, .deviceRemoved(serviceGone: false), idle, [.failPending(serviceGone: false), .emit(.forceDisconnect)]),
+        row(disconnecting, .disconnectRequested(deviceConnected: true), disconnecting, []),
+        row(disconnecting, .terminate(deviceConnected: false), m(.terminated, forced: true), [.tearDown(disconnect: true)]),
+
+        // Terminated: only a new connect() is answered, with .terminated.
+        row(terminated, .connectRequested(policy, deviceConnected: false), terminated, [.rejectTerminated]),
+        row(terminated, .reconnectRequested(delay: .zero), terminated, []),
+        row(terminated, .reconnectRequested(delay: .seconds(1)), terminated, []),
+        row(terminated, .attemptTimedOut(attempt: 3), terminated, []),
+        row(terminated, .connectReplied(attempt: 3, .ok), terminated, []),
+        row(terminated, .backoffElapsed(attempt: 3, deviceConnected: true), terminated, []),
+        row(terminated, .linkUp, terminated, []),
+        row(terminated, .linkDown(serviceGone: true), terminated, []),
+        row(terminated, .deviceRemoved(serviceGone: true), terminated, []),
+        row(terminated, .disconnectRequested(deviceConnected: true), terminated, []),
+        row(terminated, .terminate(deviceConnected: true), terminated, []),
+    ]
+
+    @Test("each transition of the table gives its new state and its actions, in order", arguments: table)
+    func transition(_ row: Row) {
+        var machine = row.from
+        let actions = machine.handle(row.event)
+        #expect(machine == row.to)
+        #expect(actions == row.actions)
+    }
+
+    /// The event's kind, for the coverage check.
+    static func kind(_ e: Event) -> String {
+        switch e {
+        case .connectRequested: "connectRequested"
+        case .reconnectRequested: "reconnectRequested"
+        case .attemptTimedOut: "attemptTimedOut"
+        case .connectReplied: "connectReplied"
+        case .backoffElapsed: "backoffElapsed"
+        case .linkUp: "linkUp"
+        case .linkDown: "linkDown"
+        case .deviceRemoved: "deviceRemoved"
+        case .disconnectRequested: "disconnectRequested"
+        case .terminate: "terminate"
+        }
+    }
+
+    @Test("the table has a row for every phase × event kind")
+    func tableCoversEveryPair() {
+        let phases: [Machine.Phase] = [.unopened, .idle, .connecting(attempt: 3), .connected, .disconnecting, .terminated]
+        let kinds = ["connectRequested", "reconnectRequested", "attemptTimedOut", "connectReplied", "backoffElapsed",
+                     "linkUp", "linkDown", "deviceRemoved", "disconnectRequested", "terminate"]
+        let covered = Set(Self.table.map { "\($0.from.phase) \(Self.kind($0.event))" })
+        for phase in phases {
+            for kind in kinds { #expect(covered.contains("\(phase) \(kind)"), "no row for \(phase) + \(kind)") }
+        }
+    }
+
+    @Test("BlueCap counting: with timeoutRetries 2 the first two timeouts yield .timeout and the third .giveUp")
+    func timeoutCounting() {
+        var machine = Machine()
+        var emitted: [ConnectionEvent] = []
+        let policy = Machine.Policy(timeoutRetries: 2, disconnectRetries: 0, connectionTimeout: .seconds(1))
+        _ = machine.handle(.connectRequested(policy, deviceConnected: false))
+        for round in 1...3 {
+            let attempt = machine.attempt
+            for case .emit(let e) in machine.handle(.attemptTimedOut(attempt: attempt)) { emitted.append(e) }
+            if round < 3 { _ = machine.handle(.reconnectRequested(delay: .zero)) }
+        }
+        #expect(emitted == [.timeout, .timeout, .giveUp])
+        // After .giveUp the app may still reconnect: the next attempt connects.
+        _ = machine.handle(.reconnectRequested(delay: .zero))
+        #expect(machine.handle(.connectReplied(attempt: machine.attempt, .ok)) == [.cancelAttemptTimer, .emit(.connect), .resubscribe])
+    }
+
+    @Test("transient Connect errors back off 100, 200, 400, 800 ms inside one attempt, then the error is reported")
+    func transientBackoff() {
+        var machine = Machine()
+        _ = machine.handle(.connectRequested(Self.policy, deviceConnected: false))
+        let attempt = machine.attempt
+        var delays: [Duration] = []
+        for _ in 0..<Machine.transientRetryLimit {
+            for case .scheduleBackoff(_, let d) in machine.handle(.connectReplied(attempt: attempt, .transient)) { delays.append(d) }
+            #expect(machine.handle(.backoffElapsed(attempt: attempt, deviceConnected: false)) == [.sendConnect(attempt: attempt, timeout: Self.t)])
+        }
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
+        #expect(machine.handle(.connectReplied(attempt: attempt, .transient)) == [.cancelAttemptTimer, .reportConnectFailure])
+        #expect(machine.phase == .idle)
+    }
+}
