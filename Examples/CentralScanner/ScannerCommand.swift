@@ -112,7 +112,7 @@ enum ScannerCommand {
             let once = Promise<(any Error)?>()
             scan.onFailure { error in
                 // The end of the --duration scan, not a failure.
-                if let error = error as? CentralManagerError, case .scanTimedOut = error {
+                if let error = error as? CentralManagerError, error.kind == .scanTimedOut {
                     once.success(nil)
                 } else {
                     once.success(error)
