@@ -2,11 +2,13 @@
 // that our own agent refused it.
 import Locking
 
-/// What this process's ``PairingAgent``s refused, per device, most recent only.
+/// What this process's ``PairingAgent``s refused, per D-Bus connection and device, most recent
+/// only: the agent registered on the connection that called `Device1.Pair` is the one bluetoothd
+/// asks for that pairing (and two simulated bluetoothds in one test process share device paths).
 ///
 /// bluetoothd reports a pairing its own agent refused like any failed SMP exchange
 /// (`org.bluez.Error.AuthenticationFailed`, mgmt status 0x05 "Authentication Failed"; seen in the
-/// VM with bluetoothd 5.66): ``Peripheral/pair(timeout:)`` uses this record to report
+/// VM with bluetoothd 5.66): `Peripheral.pair(timeout:)` uses this record to report
 /// `AuthenticationRejected` (or `AuthenticationCanceled`) when one of our agents said no to that
 /// device during that pairing.
 enum LocalAgentAnswers {
@@ -20,7 +22,10 @@ enum LocalAgentAnswers {
     static let limit = 64
     private static let refusals = Locked<[String: Refusal]>([:])
 
-    static func record(device: String, _ reply: AgentReplyKind) {
+    static func key(_ connection: ObjectIdentifier, _ device: String) -> String { "\(UInt(bitPattern: connection))|\(device)" }
+
+    static func record(connection: ObjectIdentifier, device: String, _ reply: AgentReplyKind) {
+        let device = key(connection, device)
         refusals.withLock { r in
             if r.count >= limit, r[device] == nil, let oldest = r.min(by: { $0.value.at < $1.value.at })?.key {
                 r.removeValue(forKey: oldest)
@@ -30,8 +35,9 @@ enum LocalAgentAnswers {
     }
 
     /// The refusal for `device` made at or after `since`, removed from the record.
-    static func take(device: String, since: ContinuousClock.Instant) -> AgentReplyKind? {
-        refusals.withLock { r in
+    static func take(connection: ObjectIdentifier, device: String, since: ContinuousClock.Instant) -> AgentReplyKind? {
+        let device = key(connection, device)
+        return refusals.withLock { r in
             guard let refusal = r[device], refusal.at >= since else { return nil }
             r.removeValue(forKey: device)
             return refusal.reply

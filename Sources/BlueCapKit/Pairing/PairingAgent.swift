@@ -9,8 +9,8 @@ import Synchronization
 /// A pairing agent: an `org.bluez.Agent1` object bluetoothd calls during pairing, answered by a
 /// ``PairingAgentDelegate``.
 ///
-/// Register it with ``register(for:asDefault:timeout:)-(CentralManager,_,_)``: bluetoothd asks
-/// the agent of the process that called `Device1.Pair` (``Peripheral/pair(timeout:)``) for that
+/// Register it with `register(for:asDefault:timeout:)`: bluetoothd asks
+/// the agent of the process that called `Device1.Pair` (`Peripheral.pair(timeout:)`) for that
 /// pairing's local side; every other request — a central pairing with our
 /// ``PeripheralManager``, pairing the kernel starts to encrypt a link — goes to the *default*
 /// agent (`asDefault: true`), whose IO capability is also the adapters' default. Without any
@@ -36,6 +36,8 @@ public final class PairingAgent: Sendable {
 
     private struct Pending {
         let responder: AgentResponder
+        /// The connection the agent answers on (``LocalAgentAnswers``' key).
+        let connection: ObjectIdentifier
         let deadline: ScheduledTask
     }
     private struct State {
@@ -64,7 +66,7 @@ public final class PairingAgent: Sendable {
     // MARK: Registration
 
     /// Registers the agent on `central`'s D-Bus connection: bluetoothd asks it for the local
-    /// side of every ``Peripheral/pair(timeout:)`` of that manager. Calls
+    /// side of every `Peripheral.pair(timeout:)` of that manager. Calls
     /// `org.bluez.AgentManager1.RegisterAgent` (and `RequestDefaultAgent` when `asDefault`).
     public func register(for central: CentralManager, asDefault: Bool = false,
                          timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
@@ -109,7 +111,7 @@ public final class PairingAgent: Sendable {
         let tree = ObjectTree.shared(for: conn)
         let owner = try await PairingAgentRegistration.owner(of: tree, timeout: timeout)
         let agent = LocalAgent(path: try! ObjectPath(path), capability: capability.agentCapability,
-                               handler: { [weak self] r in self?.received(r) ?? r.reply(.reject) },
+                               handler: { [weak self, key = ObjectIdentifier(conn)] r in self?.received(r, on: key) ?? r.reply(.reject) },
                                canceled: { [weak self] in self?.canceled() })
         let handle = try await agent.register(on: conn, allowedCaller: owner, asDefault: asDefault, timeout: timeout)
         return PairingAgentRegistration(agent: self, handle: handle, tree: tree, owner: owner)
@@ -119,14 +121,14 @@ public final class PairingAgent: Sendable {
 
     /// One request from bluetoothd (owner thread): the delegate is asked on the context; the
     /// answer, or `Canceled` after ``requestTimeout``, goes back.
-    private func received(_ responder: AgentResponder) {
+    private func received(_ responder: AgentResponder, on connection: ObjectIdentifier) {
         let request = PairingRequest(responder.request)
         events.success(request)
         let id = state.withLock { s -> Int in s.next += 1; return s.next }
         let deadline = QueueContext.global.schedule(after: requestTimeout) { [weak self] in
             self?.answer(id, .cancel)
         }
-        state.withLock { $0.pending[id] = Pending(responder: responder, deadline: deadline) }
+        state.withLock { $0.pending[id] = Pending(responder: responder, connection: connection, deadline: deadline) }
         let delegate = self.delegate
         context.execute { [weak self] in
             guard let self else { return }
@@ -164,8 +166,8 @@ public final class PairingAgent: Sendable {
         guard let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         pending.deadline.cancel()
         switch reply {
-        case .reject: LocalAgentAnswers.record(device: pending.responder.request.device.rawValue, .rejected)
-        case .cancel: LocalAgentAnswers.record(device: pending.responder.request.device.rawValue, .canceled)
+        case .reject: LocalAgentAnswers.record(connection: pending.connection, device: pending.responder.request.device.rawValue, .rejected)
+        case .cancel: LocalAgentAnswers.record(connection: pending.connection, device: pending.responder.request.device.rawValue, .canceled)
         default: break
         }
         pending.responder.reply(reply)

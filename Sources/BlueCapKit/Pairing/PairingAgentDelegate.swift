@@ -28,13 +28,21 @@ public protocol PairingAgentDelegate: Sendable {
 }
 
 extension PairingAgentDelegate {
+    /// Declines (`Canceled`).
     public func pinCode(for device: PairingDevice) -> Future<String> { Future(error: PairingAgentDeclined()) }
+    /// Shows nothing.
     public func display(pinCode: String, for device: PairingDevice) {}
+    /// Declines (`Canceled`).
     public func passkey(for device: PairingDevice) -> Future<UInt32> { Future(error: PairingAgentDeclined()) }
+    /// Shows nothing.
     public func display(passkey: UInt32, entered: UInt16, for device: PairingDevice) {}
+    /// Rejects.
     public func confirm(passkey: UInt32, for device: PairingDevice) -> Future<Bool> { Future(value: false) }
+    /// Rejects.
     public func authorize(_ device: PairingDevice) -> Future<Bool> { Future(value: false) }
+    /// Rejects.
     public func authorize(service uuid: String, for device: PairingDevice) -> Future<Bool> { Future(value: false) }
+    /// Does nothing.
     public func pairingCanceled() {}
 }
 
@@ -42,6 +50,7 @@ extension PairingAgentDelegate {
 public struct PairingAgentDeclined: Error, Sendable, CustomStringConvertible {
     /// An error.
     public init() {}
+    /// What happened.
     public var description: String { "the pairing agent's delegate does not answer this request" }
 }
 
@@ -96,19 +105,26 @@ public struct PairingHandlers: PairingAgentDelegate {
             authorizeService: { _, _ in Future(value: true) })
     }
 
+    /// ``pinCode``'s answer, else declines.
     public func pinCode(for device: PairingDevice) -> Future<String> {
         pinCode?(device) ?? Future(error: PairingAgentDeclined())
     }
+    /// ``passkey``'s answer, else declines.
     public func passkey(for device: PairingDevice) -> Future<UInt32> {
         passkey?(device) ?? Future(error: PairingAgentDeclined())
     }
+    /// Passes the passkey to ``displayPasskey``.
     public func display(passkey: UInt32, entered: UInt16, for device: PairingDevice) { displayPasskey?(passkey, device) }
+    /// ``confirm``'s answer, else rejects.
     public func confirm(passkey: UInt32, for device: PairingDevice) -> Future<Bool> {
         confirm?(passkey, device) ?? Future(value: false)
     }
+    /// ``authorize``'s answer, else rejects.
     public func authorize(_ device: PairingDevice) -> Future<Bool> { authorize?(device) ?? Future(value: false) }
+    /// ``authorizeService``'s answer, else rejects.
     public func authorize(service uuid: String, for device: PairingDevice) -> Future<Bool> {
         authorizeService?(uuid, device) ?? Future(value: false)
     }
+    /// Tells ``canceled``.
     public func pairingCanceled() { canceled?() }
 }

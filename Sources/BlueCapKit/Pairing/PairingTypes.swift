@@ -43,6 +43,7 @@ public struct PairingDevice: Sendable, Hashable, CustomStringConvertible {
         return parts.count >= 3 ? String(parts[2]) : nil
     }
 
+    /// The address.
     public var description: String { address }
 }
 
@@ -93,6 +94,7 @@ public struct PairingRequest: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What was asked, of which device.
     public var description: String { "\(kind) from \(device)" }
 }
 
@@ -125,6 +127,7 @@ public struct PairingState: Sendable, Hashable, CustomStringConvertible {
     /// The `Device1` properties it is read from.
     static let propertyNames: Set<String> = ["Paired", "Bonded", "Trusted", "Blocked"]
 
+    /// The four flags.
     public var description: String {
         "paired \(isPaired), bonded \(isBonded), trusted \(isTrusted), blocked \(isBlocked)"
     }

@@ -1,6 +1,7 @@
 // Peripheral: pairing, bonding, trust and blocking (org.bluez.Device1), and forgetting the device.
 import BlueZ
 import DBus
+import Foundation
 import Futures
 
 extension Peripheral {
@@ -53,13 +54,13 @@ extension Peripheral {
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
         let started = ContinuousClock.now
-        let identifier = self.identifier
+        let identifier = self.identifier, key = ObjectIdentifier(connection)
         return call("Peripheral.pair (org.bluez.Device1.Pair)", timeout: timeout) { device throws(BlueZError) in
             do throws(BlueZError) {
                 try await device.pair(timeout: timeout)
             } catch {
                 guard error.kind == .authenticationFailed else { throw error }
-                switch LocalAgentAnswers.take(device: identifier, since: started) {
+                switch LocalAgentAnswers.take(connection: key, device: identifier, since: started) {
                 case .rejected?: throw BlueZError(kind: .authenticationRejected, message: "rejected by this process's pairing agent (BlueZ: \(error.message))",
                                                   operation: error.operation, path: error.path)
                 case .canceled?: throw BlueZError(kind: .authenticationCanceled, message: "canceled by this process's pairing agent (BlueZ: \(error.message))",
@@ -70,7 +71,10 @@ extension Peripheral {
         }
     }
 
-    /// Calls `org.bluez.Device1.CancelPairing`: a pending ``pair(timeout:)`` fails with
+    /// `pair(timeout:)` with the timeout in seconds (`pair(timeout: 30.0)`).
+    public func pair(timeout seconds: TimeInterval) -> Future<Void> { pair(timeout: .seconds(seconds)) }
+
+    /// Calls `org.bluez.Device1.CancelPairing`: a pending `pair(timeout:)` fails with
     /// `AuthenticationCanceled`.
     public func cancelPairing() -> Future<Void> {
         call("Peripheral.cancelPairing (org.bluez.Device1.CancelPairing)", timeout: .seconds(10)) { device throws(BlueZError) in

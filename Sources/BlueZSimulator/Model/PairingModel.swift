@@ -7,10 +7,15 @@ import Timing
 
 /// An IO capability as `org.bluez.AgentManager1.RegisterAgent` names it.
 public enum SimulatedIOCapability: String, Sendable, CaseIterable, Codable {
+    /// Shows a passkey.
     case displayOnly = "DisplayOnly"
+    /// Shows a passkey and takes yes/no.
     case displayYesNo = "DisplayYesNo"
+    /// Enters a passkey.
     case keyboardOnly = "KeyboardOnly"
+    /// Neither (Just Works).
     case noInputNoOutput = "NoInputNoOutput"
+    /// Both.
     case keyboardDisplay = "KeyboardDisplay"
 }
 
@@ -74,9 +79,13 @@ public struct SimulatedPairing: Sendable, Equatable {
 
 /// A call the simulated bluetoothd makes on a registered `org.bluez.Agent1`.
 public enum SimulatedAgentCall: Sendable, Equatable {
+    /// `RequestPasskey(device)`: the agent answers the passkey.
     case requestPasskey(device: String)
+    /// `DisplayPasskey(device, passkey, entered)`: the agent shows it.
     case displayPasskey(device: String, passkey: UInt32, entered: UInt16)
+    /// `RequestConfirmation(device, passkey)`: numeric comparison.
     case requestConfirmation(device: String, passkey: UInt32)
+    /// `RequestAuthorization(device)`: Just Works on the responder's side.
     case requestAuthorization(device: String)
 
     /// The `Agent1` method.

@@ -199,6 +199,8 @@ public enum CharacteristicFlag: String, Sendable, Codable, CaseIterable {
     case encryptAuthenticatedRead = "encrypt-authenticated-read"
     /// `"encrypt-authenticated-write"`: writes need an authenticated (MITM-protected) link.
     case encryptAuthenticatedWrite = "encrypt-authenticated-write"
+    /// `"secure-read"`: reads need an LE Secure Connections link.
     case secureRead = "secure-read"
+    /// `"secure-write"`: writes need an LE Secure Connections link.
     case secureWrite = "secure-write"
 }
