@@ -31,7 +31,7 @@ let package = Package(
         // Layer 2: Swift over libdbus. The only module that imports CDBus.
         .target(name: "DBus", dependencies: ["CDBus", "Locking"], swiftSettings: strict),
         // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
-        .target(name: "BlueZ", dependencies: ["DBus", "Locking"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "Locking", "Timing"], swiftSettings: strict),
         // Layer 4: futures. Depends on nothing of ours but the lock.
         .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
         // Layer 5: the public API.
@@ -41,12 +41,16 @@ let package = Package(
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
-        // Examples.
+        // Examples: the code both programs share (the accelerometer central and peripheral, the
+        // console, option parsing, the simulated world), then the two programs.
+        .target(
+            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            path: "Examples/ExampleSupport", swiftSettings: strict),
         .executableTarget(
-            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/CentralScanner", swiftSettings: strict),
         .executableTarget(
-            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(
@@ -61,7 +65,7 @@ let package = Package(
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
@@ -73,7 +77,7 @@ let package = Package(
         .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit", "FuzzSupport"],
                           path: "Tests/Fuzz/SerDeFuzzer", swiftSettings: strict),
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
-        .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport"],
+        .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),
         // Real BlueZ (Scripts/bluez-vm): skipped unless BLUECAP_VM=1, run inside the VM by test-vm.
         .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport"], swiftSettings: strict),

@@ -343,6 +343,17 @@ def main():
         write_markdown(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.relpath(stem + ".json", ROOT),
                        os.path.relpath(chart, ROOT) if chart else None)
         log("updated BENCHMARKS.md")
+        remove_earlier_results(args.out, stem)
+
+
+def remove_earlier_results(out, stem):
+    """Keeps only the results BENCHMARKS.md now points at: earlier runs' JSON and charts are
+    removed (their figures live on in BENCHMARKS.md's before/after tables and in git history)."""
+    keep = {os.path.basename(stem) + ".json", os.path.basename(stem) + ".png"}
+    for name in sorted(os.listdir(out)):
+        if name.endswith((".json", ".png")) and name[:4].isdigit() and name not in keep:
+            os.remove(os.path.join(out, name))
+            log(f"removed the earlier {name}")
 
 
 def bluecap_client_available(bench):

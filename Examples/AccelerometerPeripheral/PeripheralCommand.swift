@@ -2,6 +2,7 @@
 
 import BlueCapKit
 import Foundation
+import ExampleSupport
 
 enum PeripheralCommand {
     /// Runs until a signal (SignalTrap exits the process), or returns a failure status.

@@ -1,6 +1,7 @@
 // PeripheralOptions: accelerometer-peripheral's command line (DESIGN §7).
 
 import Foundation
+import ExampleSupport
 
 /// The parsed command line of `accelerometer-peripheral`.
 struct PeripheralOptions: CommandOptions {

@@ -2,7 +2,7 @@
 
 import BlueCapKit
 import Foundation
-import Futures
+import ExampleSupport
 
 enum PairMode {
     /// Finds `address`, registers the agent the options ask for, pairs, prints the bond state.

@@ -4,6 +4,7 @@
 import BlueCapKit
 import Dispatch
 import Foundation
+import ExampleSupport
 
 /// One row of the scan: the latest advertising data of a device.
 struct ScanRow: Sendable {

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import ExampleSupport
 #endif
 
 enum ScannerCommand {

@@ -2,6 +2,7 @@
 
 import BlueCapKit
 import Foundation
+import ExampleSupport
 
 /// The parsed command line of `central-scanner`.
 struct ScannerOptions: CommandOptions {

@@ -4,6 +4,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import ExampleSupport
 #endif
 
 exit(await ScannerCommand.run(Array(CommandLine.arguments.dropFirst())))

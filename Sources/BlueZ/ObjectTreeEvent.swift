@@ -1,6 +1,5 @@
 // What an ObjectTree tells its observers.
 import DBus
-import Locking
 
 /// The interfaces of one object: interface name → property name → value (variants unwrapped).
 public typealias InterfaceProperties = [String: [String: DBusValue]]
@@ -41,24 +40,4 @@ public enum ObjectTreeEvent: Sendable, CustomStringConvertible {
         case .loadFailed(let e): return "load failed: \(e)"
         }
     }
-}
-
-/// A registration with an ``ObjectTree``; `cancel()` (or releasing it) stops delivery.
-public final class ObjectTreeObservation: Sendable {
-    private let cancelBody: @Sendable () -> Void
-    private let cancelled = Locked(false)
-
-    /// A registration that runs `cancel` once when cancelled or released.
-    public init(_ cancel: @escaping @Sendable () -> Void) { cancelBody = cancel }
-
-    /// Stops delivery. Idempotent.
-    public func cancel() {
-        let first = cancelled.withLock { c -> Bool in
-            defer { c = true }
-            return !c
-        }
-        if first { cancelBody() }
-    }
-
-    deinit { cancel() }
 }

@@ -14,7 +14,9 @@ extension Future {
     /// the timer is cancelled and the callback removed the same way. When the timer fires, the
     /// callback is removed (and abandonment handlers that run at once have run) before the
     /// returned future fails.
-    /// - Parameter context: supplies the timer; pass a ``ManualContext`` for virtual time.
+    /// - Parameters:
+    ///   - delay: how long to wait for this future.
+    ///   - context: supplies the timer; pass a ``ManualContext`` for virtual time.
     public func timeout(
         after delay: Duration,
         context: any ExecutionContext = .futuresDefault

@@ -36,7 +36,10 @@ extension FutureStream {
     /// stream's kept results first, in list order). It finishes once all of them have finished
     /// (at once for an empty list); a failed result is passed on like any other. Abandoning it
     /// ends its subscription to each of them. Buffers nothing.
-    /// - Parameter capacity: the new stream's replay capacity; by default the largest of theirs.
+    /// - Parameters:
+    ///   - streams: the streams to merge.
+    ///   - capacity: the new stream's replay capacity; by default the largest of theirs.
+    ///   - context: where the subscriptions run.
     public static func merge(
         _ streams: [FutureStream<T>],
         capacity: Int? = nil,
@@ -108,8 +111,12 @@ extension FutureStream {
     /// The failure that causes a retry is not passed on. Abandoning the new stream ends the
     /// current subscription and any pending retry. Buffers nothing.
     /// - Parameters:
+    ///   - times: how many retries over the new stream's whole life.
+    ///   - delay: the pause before each retry.
     ///   - capacity: the new stream's replay capacity.
     ///   - context: where subscriptions run and which clock measures `delay`.
+    ///   - shouldRetry: decides whether a failure is retried; by default every failure is.
+    ///   - makeStream: makes each stream, the first one included.
     public static func retry(
         times: Int,
         delay: Duration = .zero,

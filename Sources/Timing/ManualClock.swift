@@ -19,6 +19,8 @@ public final class ManualClock: TimerClock {
         var now: Duration = .zero
         var nextID = 0
         var entries: [Int: Entry] = [:]
+        /// Tasks suspended in ``waitForPending(atLeast:)``, with the count each waits for.
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     // Sendable through this lock: every field of the clock lives inside it.
@@ -35,6 +37,20 @@ public final class ManualClock: TimerClock {
 
     /// The deadline of the next pending work, if any.
     public var nextDeadline: Duration? { state.withLock { $0.entries.values.map(\.due).min() } }
+
+    /// Suspends until at least `count` pieces of work are pending (at once if they are): a test
+    /// calls it before ``advance(by:)`` when the code under test arms its timer on another
+    /// thread, instead of sleeping.
+    public func waitForPending(atLeast count: Int) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s -> Bool in
+                guard s.entries.count < count else { return true }
+                s.waiters.append((count, c))
+                return false
+            }
+            if ready { c.resume() }
+        }
+    }
 
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask {
@@ -61,11 +77,15 @@ public final class ManualClock: TimerClock {
     }
 
     private func add(delay: Duration, interval: Duration?, _ work: @escaping @Sendable () -> Void) -> ClockTask {
-        let id = state.withLock { s -> Int in
+        let (id, woken) = state.withLock { s -> (Int, [CheckedContinuation<Void, Never>]) in
             s.nextID += 1
             s.entries[s.nextID] = Entry(id: s.nextID, due: s.now + max(delay, .zero), interval: interval, work: work)
-            return s.nextID
+            let pending = s.entries.count
+            let woken = s.waiters.filter { $0.count <= pending }.map(\.continuation)
+            s.waiters.removeAll { $0.count <= pending }
+            return (s.nextID, woken)
         }
+        for c in woken { c.resume() }
         return ClockTask { [weak self] in
             // Removed under the lock and released after it (the work may own anything).
             let removed = self?.state.withLock { $0.entries.removeValue(forKey: id) }

@@ -14,9 +14,10 @@ final class BusHarness: Sendable {
     let signals = Collector<Message>()
     private let subscription: SignalSubscription
 
-    static func start(adapters: Int = 2) async throws -> BusHarness {
+    /// `clock`: what times the simulator's delays (real time when nil).
+    static func start(adapters: Int = 2, clock: (any TimerClock)? = nil) async throws -> BusHarness {
         let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters)
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, clock: clock)
         let client = try bus.connect()
         return try await BusHarness(bus: bus, simulator: simulator, client: client)
     }

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Testing
 import TestSupport
+import Locking
 
 @Suite("Faults over D-Bus", .serialized, .timeLimit(.minutes(1)))
 struct FaultBusTests {
@@ -223,11 +224,9 @@ struct FaultBusTests {
 }
 
 /// Reads datagrams on its own thread and counts them (the client side of an acquired socket).
-final class DatagramCounter: @unchecked Sendable {
-    // `@unchecked Sendable`: `count` is guarded by `lock`; `fd` is immutable.
+final class DatagramCounter: Sendable {
     private let fd: Int32
-    private let lock = NSLock()
-    private var count = 0
+    private let count = Locked(0)
     private let done = DispatchSemaphore(value: 0)
 
     init(fd: Int32) { self.fd = fd }
@@ -238,7 +237,7 @@ final class DatagramCounter: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 600)
             while recv(fd, &buffer, buffer.count, 0) > 0 {
-                lock.lock(); count += 1; lock.unlock()
+                count.withLock { $0 += 1 }
             }
             done.signal()
         }
@@ -247,7 +246,6 @@ final class DatagramCounter: @unchecked Sendable {
     /// Waits (≤ 10 s) until the reader is idle after `expected` datagrams; returns the count.
     func stop(expecting expected: Int) -> Int {
         _ = done.wait(timeout: .now() + 10)
-        lock.lock(); defer { lock.unlock() }
-        return count
+        return count.withLock { $0 }
     }
 }

@@ -13,18 +13,23 @@ struct CentralConnectionTests {
 
     @Test("Connect never answered: .timeout, then .giveUp once timeouts exceed timeoutRetries; a reconnect then connects")
     func timeoutThenGiveUp() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralHarness.start(manualClock: true)
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply, count: 2))
         let events = h.connect(p, timeoutRetries: 1, connectionTimeout: .milliseconds(300))
+        await h.advance(by: .milliseconds(300))
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.timeout])
         p.reconnect()
+        await h.advance(by: .milliseconds(300))
         try await events.events.wait(for: 2)
         #expect(events.events.items == [.timeout, .giveUp])
         p.reconnect(withDelay: .milliseconds(20))
+        await h.advance(by: .milliseconds(19))
+        #expect(events.events.items.count == 2 && !p.isConnected)
+        h.clock?.advance(by: .milliseconds(1))
         try await events.events.wait(for: 3)
         #expect(events.events.items == [.timeout, .giveUp, .connect])
         #expect(p.isConnected)
@@ -32,12 +37,13 @@ struct CentralConnectionTests {
 
     @Test("a delayed Connect longer than connectionTimeout yields .timeout")
     func delayedConnect() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralHarness.start(manualClock: true)
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.seconds(2)), count: 1))
         let events = h.connect(p, timeoutRetries: 3, connectionTimeout: .milliseconds(200))
+        await h.advance(by: .milliseconds(200))
         try await events.events.wait(for: 1)
         #expect(events.events.items == [.timeout])
     }
@@ -99,7 +105,7 @@ struct CentralConnectionTests {
 
     @Test("the connection timer of an earlier connect() never cancels a later connect()'s attempt")
     func staleConnectionTimer() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralHarness.start(manualClock: true)
         defer { h.stop() }
         h.simulator.add(sensorTag(tag))
         let p = try await h.discover(tag)
@@ -107,9 +113,12 @@ struct CentralConnectionTests {
         try await first.events.wait(for: 1)
         p.disconnect()
         try await first.events.wait(for: 2)
-        // The second attempt is still pending when the first session's 400 ms timer fires.
-        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.milliseconds(700)), count: 1))
+        // The second attempt is still pending (Connect answered 200 ms later, real time) when the
+        // clock passes the first session's 400 ms deadline.
+        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.milliseconds(200)), count: 1))
         let second = h.connect(p, connectionTimeout: .seconds(5))
+        await h.advance(by: .milliseconds(400))
+        #expect(second.events.items.isEmpty)
         try await second.events.wait(for: 1, timeout: .seconds(5))
         #expect(second.events.items == [.connect])
     }

@@ -59,15 +59,34 @@ struct CentralScanTests {
 
     @Test("a scan with a timeout stops discovery and finishes its stream")
     func scanTimeout() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralHarness.start(manualClock: true)
         defer { h.stop() }
         let finished = Collector<Bool>()
         let stream = h.manager.startScanning(timeout: .milliseconds(200))
         stream.onFinish(context: .immediate) { finished.append(true) }
+        try await waitUntil("discovering") { h.simulator.sync { $0.discoveryClients(adapter: 0).values.contains { $0.active } } }
+        await h.advance(by: .milliseconds(199))
+        #expect(finished.items.isEmpty && h.manager.isScanning)
+        await h.advance(by: .milliseconds(1))
         try await finished.wait(for: 1)
         #expect(!h.manager.isScanning)
         let clients = h.simulator.sync { $0.discoveryClients(adapter: 0) }
         #expect(clients.isEmpty)
+    }
+
+    @Test("a scan whose timeout passes before bluetoothd answered SetDiscoveryFilter never starts discovery")
+    func scanTimeoutBeforeTheFilterReply() async throws {
+        let h = try await CentralHarness.start(manualClock: true)
+        defer { h.stop() }
+        let finished = Collector<Bool>()
+        h.manager.startScanning(timeout: .milliseconds(200)).onFinish(context: .immediate) { finished.append(true) }
+        await h.advance(by: .milliseconds(200))
+        try await finished.wait(for: 1)
+        #expect(!h.manager.isScanning)
+        // The filter stays registered, as bluetoothd keeps a client's filter after a StopDiscovery
+        // that found no discovery; what matters is that no discovery runs for us.
+        let clients = h.simulator.sync { $0.discoveryClients(adapter: 0) }
+        #expect(!clients.values.contains { $0.active }, "\(clients)")
     }
 
     @Test("when BlueZ stops discovery behind our back, the watchdog starts it again")

@@ -6,6 +6,7 @@ import DBus
 import Foundation
 import Testing
 import TestSupport
+import Timing
 
 @Suite("Peripheral role: exported GATT objects' replies to bluetoothd", .serialized)
 struct PeripheralLocalObjectTests {
@@ -84,35 +85,43 @@ struct PeripheralLocalObjectTests {
     func replyTiming() async throws {
         let s = try await Setup()
         defer { s.stop() }
+        // The request timeout runs on a manual clock: it falls due when the test advances it.
+        let clock = ManualClock()
         let c = LocalGattCharacteristic(uuid: "2a19", flags: ["read", "write"], value: Data([5]), requestTimeout: .milliseconds(300))
+        c.clock = clock
         let delayed = LocalGattCharacteristic(uuid: "2a1a", flags: ["read", "write"], value: Data([6]))
         let seen = Collector<GattServerRequest>()
         c.setWriteHandler { seen.append($0) }  // never answered: the timeout replies
-        delayed.setWriteHandler { request in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) {
-                request.fail(BlueZError(kind: .notAuthorized, message: "no"))
-            }
-        }
+        let held = Collector<GattServerRequest>()
+        delayed.setWriteHandler { held.append($0) }  // answered by the test, once it has checked
         let handle = try await s.register([c, delayed])
         defer { Task { await handle.unregister() } }
 
-        let clock = ContinuousClock()
-        var start = clock.now
-        let r = await s.call(1, "WriteValue", [Self.bytes([1]), .properties(["device": .objectPath("/org/bluez/hci0/dev_00_11_22_33_44_55"),
-                                                                             "type": .string("request"), "mtu": .uint16(247)])])
-        #expect(clock.now - start >= .milliseconds(200), "not replied before the application answered")
-        if case .failure(.remote(let e)) = r { #expect(e.name == "org.bluez.Error.NotAuthorized") } else { Issue.record("got \(r)") }
+        let replied = Collector<Bool>()
+        async let r = { () async -> Result<Message, DBusCallError> in
+            let r = await s.call(1, "WriteValue", [Self.bytes([1]), .properties(["device": .objectPath("/org/bluez/hci0/dev_00_11_22_33_44_55"),
+                                                                                 "type": .string("request"), "mtu": .uint16(247)])])
+            replied.append(true)
+            return r
+        }()
+        let pending = try await held.wait(for: 1)[0]
+        // The handler has the request and has not answered: neither has the object.
+        #expect(replied.items.isEmpty, "not replied before the application answered")
+        pending.fail(BlueZError(kind: .notAuthorized, message: "no"))
+        if case .failure(.remote(let e)) = await r { #expect(e.name == "org.bluez.Error.NotAuthorized") } else { Issue.record("got \(await r)") }
         #expect(delayed.value == Data([6]))
 
-        start = clock.now
-        let t = await s.call(0, "WriteValue", [Self.bytes([2]), .properties(["type": .string("command")])])
-        #expect(clock.now - start >= .milliseconds(300))
-        if case .failure(.remote(let e)) = t {
+        async let t = s.call(0, "WriteValue", [Self.bytes([2]), .properties(["type": .string("command")])])
+        let request = try await seen.wait(for: 1, timeout: .seconds(2))[0]
+        clock.advance(by: .milliseconds(299))
+        #expect(!request.isAnswered, "answered before the request timeout")
+        clock.advance(by: .milliseconds(1))
+        #expect(request.isAnswered)
+        if case .failure(.remote(let e)) = await t {
             // Not Failed (ATT 0x80, an application error): a name bluetoothd answers as 0x0E.
             #expect(e.name == ATTError.unlikelyErrorName)
             #expect(e.message.contains("did not answer within"))
-        } else { Issue.record("got \(t)") }
-        let request = try await seen.wait(for: 1, timeout: .seconds(2))[0]
+        } else { Issue.record("got \(await t)") }
         #expect(request.options.writeType == .command)
         #expect(request.isAnswered)
         #expect(!request.succeed(), "answering after the timeout is ignored")

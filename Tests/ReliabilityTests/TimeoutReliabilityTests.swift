@@ -1,5 +1,7 @@
 // A peripheral that never answers: every call fails at its own deadline; late replies are ignored.
 // (IntegrationTests/CentralFaultTests.gattTimeouts covers one read, write and AcquireNotify.)
+// The manager runs on the rig's manual clock: deadlines fall due when the test advances it, and
+// each is checked exactly, in virtual time.
 import BlueCapKit
 import BlueZSimulator
 import DBus
@@ -12,8 +14,9 @@ import TestSupport
 struct TimeoutReliabilityTests {
     @Test("a device that answers nothing: connect, read, write, notify, descriptor read each fail at their deadline, in queue order")
     func everyCallTimesOutAtItsDeadline() async throws {
-        let rig = try await Rig.start()
+        let rig = try await Rig.start(manualClock: true)
         defer { rig.stop() }
+        let clock = try #require(rig.clock)
         let (_, p, service, events) = try await rig.readyTag()
         let data = try need(service.characteristic(accData), "data")
         let period = try need(service.characteristic(accPeriod), "period")
@@ -22,7 +25,6 @@ struct TimeoutReliabilityTests {
                        "GattCharacteristic1.StartNotify", "GattDescriptor1.ReadValue", "Device1.Connect"] {
             rig.simulator.inject(MethodFault("org.bluez." + member, action: .noReply))
         }
-        let clock = ContinuousClock()
         let start = clock.now
         let timeouts: [Duration] = [.milliseconds(150), .milliseconds(250), .milliseconds(100), .milliseconds(200)]
         let calls: [(String, Future<Void>)] = [
@@ -31,43 +33,51 @@ struct TimeoutReliabilityTests {
             ("notify", data.startNotifying(timeout: timeouts[2]).map(context: .immediate) { _ in }),
             ("descriptor", ccc.read(timeout: timeouts[3]).map(context: .immediate) { _ in }),
         ]
-        // Queued one after another: call k ends at the sum of the deadlines up to k.
+        let ends = Collector<Duration>()
+        for (_, future) in calls { future.onComplete(context: .immediate) { _ in ends.append(clock.now - start) } }
+        // Queued one after another: call k starts when call k-1 ends, so it ends at the sum of
+        // the deadlines up to k, exactly; nothing ends before its deadline.
         var expectedEnd: Duration = .zero
         for (k, (name, future)) in calls.enumerated() {
+            #expect(!future.isCompleted, "\(name) ended before its deadline")
+            await rig.advance(by: timeouts[k])
             let error = try #require(try await failure(of: future) as? PeripheralError, "\(name)")
-            let elapsed = clock.now - start
             expectedEnd += timeouts[k]
             #expect(error.kind == .timeout, "\(name): \(error)")
-            #expect(elapsed >= expectedEnd - .milliseconds(5), "\(name) ended at \(elapsed), deadline \(expectedEnd)")
-            #expect(elapsed < expectedEnd + promptly, "\(name) ended at \(elapsed), deadline \(expectedEnd)")
+            #expect(error.timeout == timeouts[k], "\(name): \(error)")
+            #expect(ends.items.count == k + 1 && ends.items[k] == expectedEnd, "\(name) ended at \(ends.items), deadline \(expectedEnd)")
         }
-        // Connect after a drop: .timeout at connectionTimeout.
+        // Connect after a drop: .timeout at connectionTimeout, not a moment before.
         rig.simulator.dropLink(device: p.identifier)
         try await events.events.wait(for: 2)
-        let c0 = clock.now
         let again = rig.connect(p, timeoutRetries: 5, connectionTimeout: .milliseconds(300))
+        await rig.advance(by: .milliseconds(299))
+        #expect(again.events.items.isEmpty)
+        clock.advance(by: .milliseconds(1))
         try await again.events.wait(for: 1)
         #expect(again.events.items == [.timeout])
-        #expect(clock.now - c0 >= .milliseconds(295) && clock.now - c0 < promptly)
     }
 
     @Test("replies that arrive after their deadline are ignored: the call stays failed, the next call gets its own answer")
     func lateRepliesIgnored() async throws {
-        let rig = try await Rig.start()
+        let rig = try await Rig.start(manualClock: true)
         defer { rig.stop() }
         let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         let enabled = try need(service.characteristic(accEnabled), "enabled")
-        // ReadValue answered after 400 ms, to a caller that gave up after 100 ms.
+        // ReadValue answered after 50 ms of real time, to a caller whose 100 ms deadline on the
+        // manual clock passes at once.
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", path: period.objectPath,
-                                         action: .delay(.milliseconds(400)), count: 1))
-        // The write is handled after 500 ms: its reply comes after the late read reply.
+                                         action: .delay(.milliseconds(50)), count: 1))
+        // The write, sent after the read gave up, is handled after 60 ms: its reply comes after
+        // the late read reply.
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.WriteValue", path: enabled.objectPath,
-                                         action: .delay(.milliseconds(500)), count: 1))
+                                         action: .delay(.milliseconds(60)), count: 1))
         let completions = Collector<String>()
         let late = period.read(timeout: .milliseconds(100))
         late.onComplete(context: .immediate) { r in completions.append(r.failureValue == nil ? "success" : "failure") }
         let write = enabled.write(data: Data([1]), timeout: .seconds(3))
+        await rig.advance(by: .milliseconds(100))
         let error = try #require(try await failure(of: late) as? PeripheralError)
         #expect(error.kind == .timeout)
         _ = try await write.value
@@ -80,12 +90,18 @@ struct TimeoutReliabilityTests {
 
     @Test("fifty reads queued behind a call that never returns each fail at their own deadline; none hangs")
     func queuedReadsBehindAStuckCall() async throws {
-        let rig = try await Rig.start()
+        let rig = try await Rig.start(manualClock: true)
         defer { rig.stop() }
         let (_, _, service, _) = try await rig.readyTag()
         let period = try need(service.characteristic(accPeriod), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let reads = (0..<50).map { _ in period.read(timeout: .milliseconds(20)) }
+        // Each round of deadlines ends the reads running and starts the next ones.
+        var rounds = 0
+        while reads.contains(where: { !$0.isCompleted }) && rounds < reads.count {
+            await rig.advance(by: .milliseconds(20))
+            rounds += 1
+        }
         var kinds: [PeripheralError.Kind] = []
         for r in reads {
             let e = try #require(try await failure(of: r, within: .seconds(10)) as? PeripheralError)

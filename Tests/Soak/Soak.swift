@@ -4,6 +4,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import TestSupport
+import Locking
 
 let accService = AccelerometerUUIDs.service
 let accPeriod = AccelerometerUUIDs.period
@@ -72,10 +73,8 @@ enum Soak {
 }
 
 /// A thread-safe counter.
-final class Counter: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var n = 0
-    private let lock = NSLock()
-    func add() { lock.withLock { n += 1 } }
-    var value: Int { lock.withLock { n } }
+final class Counter: Sendable {
+    private let n = Locked(0)
+    func add() { n.withLock { $0 += 1 } }
+    var value: Int { n.withLock { $0 } }
 }

@@ -61,21 +61,39 @@ public final class CentralRig: Sendable {
     public let client: Connection
     /// The manager under test.
     public let manager: CentralManager
+    /// With `manualClock`, the manager's clock: every deadline of the library (timeouts,
+    /// backoff, delays) falls due only when the test calls ``advance(by:once:)``. The simulated
+    /// world (bluetoothd's own delays) keeps real time, so a peripheral that never answers stays
+    /// silent however far the clock moves, and a delayed reply arrives when it arrives.
+    public let clock: ManualClock?
 
-    /// Starts the bus and the simulator and waits until the manager is powered on.
-    public static func start(adapters: Int = 1) async throws -> CentralRig {
+    /// Starts the bus and the simulator and waits until the manager is powered on. With
+    /// `manualClock`, the manager's deadlines run on ``clock`` (real time otherwise).
+    public static func start(adapters: Int = 1, manualClock: Bool = false) async throws -> CentralRig {
         let bus = try TestBus()
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters)
-        let rig = try CentralRig(bus: bus, simulator: simulator)
+        let rig = try CentralRig(bus: bus, simulator: simulator, clock: manualClock ? ManualClock() : nil)
         try await rig.manager.whenPoweredOn(timeout: .seconds(5)).value
         return rig
     }
 
-    private init(bus: TestBus, simulator: BlueZSimulator) throws {
+    private init(bus: TestBus, simulator: BlueZSimulator, clock: ManualClock?) throws {
         self.bus = bus
         self.simulator = simulator
+        self.clock = clock
         client = try bus.connect()
-        manager = CentralManager(connection: client)
+        manager = CentralManager(connection: client, clock: clock ?? SystemClock.shared)
+    }
+
+    /// Waits until the library has armed at least `pending` timers (it may arm them on another
+    /// thread), then moves the manual clock by `duration`, running the deadlines that fall due
+    /// on this thread. Returns the clock's reading after.
+    @discardableResult
+    public func advance(by duration: Duration, once pending: Int = 1) async -> Duration {
+        guard let clock else { preconditionFailure("advance(by:) needs a rig started with manualClock: true") }
+        await clock.waitForPending(atLeast: pending)
+        clock.advance(by: duration)
+        return clock.now
     }
 
     /// Resets the manager, stops the simulator and the bus.

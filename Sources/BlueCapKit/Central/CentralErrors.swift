@@ -31,20 +31,21 @@ extension BlueCapError {
     public static let scanReplaced = BlueCapError(kind: .scanReplaced, operation: "CentralManager.startScanning",
                                                   message: "replaced by a newer scan")
 
+    /// `.scanTimedOut`: the `timeout` given to `startScanning(timeout:)` passed and the scan was
+    /// stopped (`org.bluez.Adapter1.StopDiscovery`); ``timeout`` holds it. Scan longer, or scan
+    /// again, if the peripheral was not found.
+    public static func scanTimedOut(after timeout: Duration) -> BlueCapError {
+        let (seconds, attoseconds) = timeout.components
+        let text = attoseconds == 0 ? "\(seconds)" : "\(Double(seconds) + Double(attoseconds) / 1e18)"
+        return BlueCapError(kind: .scanTimedOut, operation: "CentralManager.startScanning", timeout: timeout,
+                            message: "the scan timed out after \(text) s (its timeout) and was stopped;"
+                                + " no peripheral is reported after that: pass a longer timeout, or scan again")
+    }
+
     /// `.adapterUnavailable`: bluetoothd left the bus or the adapter went away
     /// while scanning; `state` is the manager's state then.
     public static func adapterUnavailable(_ state: ManagerState) -> BlueCapError {
         BlueCapError(kind: .adapterUnavailable, operation: "CentralManager.startScanning",
                      message: "the scan ended: the adapter state is \(state)")
-    }
-
-    /// `.scanTimedOut`: the `timeout` given to `startScanning(timeout:)` passed and the scan was
-    /// stopped (`StopDiscovery`). Scan longer, or scan again, if the peripheral was not found.
-    public static func scanTimedOut(after: Duration) -> BlueCapError {
-        let (seconds, attoseconds) = after.components
-        let text = attoseconds == 0 ? "\(seconds)" : "\(Double(seconds) + Double(attoseconds) / 1e18)"
-        return BlueCapError(kind: .scanTimedOut, operation: "CentralManager.startScanning", timeout: after,
-                            message: "the scan timed out after \(text) s (its timeout) and was stopped;"
-                                + " no peripheral is reported after that: pass a longer timeout, or scan again")
     }
 }

@@ -40,7 +40,7 @@ public final class CentralManager: Sendable {
 
     /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
     /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.
-    /// `clock` times every deadline (real time by default; a ``ManualClock`` in tests).
+    /// `clock` times every deadline (real time by default; a `ManualClock` in tests).
     public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
                 clock: any TimerClock = SystemClock.shared) {
         self.context = context

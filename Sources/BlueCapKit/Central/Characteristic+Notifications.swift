@@ -36,7 +36,7 @@ extension Characteristic {
             return byApp ? s.streams.appStarted() : []
         }
         for stream in replaced { stream.finish() }
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
                 s.notify = .starting
@@ -65,7 +65,7 @@ extension Characteristic {
     }
 
     private func acquire(timeout: Duration, operation: String, promise: Promise<Characteristic>, finish: @escaping @Sendable () -> Void) {
-        proxy.acquireNotify(timeout: timeout) { [self] result in
+        proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(timeout)) { [self] result in
             switch result {
             case .success(let (fd, mtu)):
                 let socket = NotificationSocket(fd: fd, mtu: mtu, queue: Self.socketQueue, onData: { [weak self] data in
@@ -93,14 +93,20 @@ extension Characteristic {
                 finish()
             case .failure(let e):
                 BlueZLog.debug("\(path) AcquireNotify refused (\(e)); using StartNotify")
-                self.state.withLock { $0.acquireUnsupported = true }
+                let starting = self.state.withLock { s -> Bool in
+                    s.acquireUnsupported = true
+                    if case .starting = s.notify { return true }
+                    return false
+                }
+                // Timed out (or failed) while AcquireNotify was pending: nothing more to start.
+                guard starting else { return finish() }
                 startNotify(timeout: timeout, operation: operation, promise: promise, finish: finish)
             }
         }
     }
 
     private func startNotify(timeout: Duration, operation: String, promise: Promise<Characteristic>, finish: @escaping @Sendable () -> Void) {
-        proxy.startNotify(timeout: timeout) { [self] result in
+        proxy.startNotify(timeout: GattOperationQueue.callTimeout(timeout)) { [self] result in
             switch result {
             case .success:
                 self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil); s.endedByBlueZ = false } }
@@ -138,8 +144,8 @@ extension Characteristic {
                 return promise.future
             }
             let proxy = self.proxy
-            peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
-                proxy.stopNotify(timeout: timeout) { result in
+            peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
+                proxy.stopNotify(timeout: GattOperationQueue.callTimeout(timeout)) { result in
                     switch result {
                     case .success: promise.success(self)
                     case .failure(let e): promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
@@ -158,7 +164,7 @@ extension Characteristic {
     ///
     /// `capacity` is the stream's replay buffer: a subscription made after values arrived gets
     /// the last `capacity` of them first (a subscriber more than `max(capacity, 1,000)` behind loses
-    /// its oldest pending value, see ``FutureStream``).
+    /// its oldest pending value, see `FutureStream`).
     ///
     /// Across reconnections: with re-subscription on (the default of
     /// ``startNotifying(timeout:resubscribeOnReconnect:)``) the stream stays open through link

@@ -127,12 +127,12 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let promise = Promise<Characteristic>()
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, start: { [self] finish in
             if let stale = replacedError(operation) {
                 promise.failure(stale)
                 return finish()
             }
-            proxy.readValue(timeout: timeout) { result in
+            proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
                 switch result {
                 case .success(let data):
                     self.state.withLock { $0.value = data }
@@ -153,12 +153,12 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let promise = Promise<Characteristic>()
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
             if let stale = replacedError(operation) {
                 promise.failure(stale)
                 return finish()
             }
-            proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: timeout) { result in
+            proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: GattOperationQueue.callTimeout(timeout)) { result in
                 switch result {
                 case .success: promise.success(self)
                 case .failure(let e):

@@ -40,8 +40,8 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
             return promise.future
         }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, start: { [self] finish in
-            proxy.readValue(timeout: timeout) { result in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, start: { [self] finish in
+            proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
                 switch result {
                 case .success(let data):
                     self.lastValue.withLock { $0 = data }
@@ -64,8 +64,8 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
             return promise.future
         }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, start: { [self] finish in
-            proxy.writeValue(data, timeout: timeout) { result in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
+            proxy.writeValue(data, timeout: GattOperationQueue.callTimeout(timeout)) { result in
                 switch result {
                 case .success:
                     self.lastValue.withLock { $0 = data }

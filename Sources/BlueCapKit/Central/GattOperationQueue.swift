@@ -1,6 +1,8 @@
 // GattOperationQueue: a device's GATT operations in order; reads may overlap, nothing else does.
 
+import BlueZ
 import Locking
+import Timing
 
 /// Runs a device's GATT operations in the order they were queued, so two never collide in BlueZ.
 ///
@@ -16,9 +18,11 @@ import Locking
 ///   sees the written value" and "writes reach the peripheral in the order they were made".
 /// - The order is strict FIFO: a read queued after a waiting exclusive operation waits for it.
 ///
-/// Each operation finishes when its D-Bus call answers (every call has a timeout, so a call that
-/// is never answered still finishes) or when the queue is failed (link lost, terminate): then
-/// the next ones start, and a late answer is ignored. The queue holds at most ``limit`` entries.
+/// Each operation finishes when its D-Bus call answers, when its deadline on the manager's
+/// clock passes (it then fails with `.timeout`), or when the queue is failed (link lost,
+/// terminate): then the next ones start, and a late answer is ignored. The deadline runs from
+/// the operation's start, not from when it was queued; the D-Bus call itself carries a longer
+/// timeout (``callTimeout(_:)``) as a backstop. The queue holds at most ``limit`` entries.
 final class GattOperationQueue: Sendable {
     /// Starts the operation; it must call `finish` once done (extra calls are ignored).
     typealias Start = @Sendable (_ finish: @escaping @Sendable () -> Void) -> Void
@@ -36,7 +40,9 @@ final class GattOperationQueue: Sendable {
     private struct Entry {
         let id: Int
         let operation: String
+        let path: String
         let access: Access
+        let timeout: Duration?
         let start: Start
         let fail: Fail
     }
@@ -46,6 +52,8 @@ final class GattOperationQueue: Sendable {
         var waitingHead = 0
         var running: [Entry] = []
         var nextID = 0
+        /// The deadline timers of running operations, by entry id.
+        var deadlines: [Int: ClockTask] = [:]
 
         var waitingCount: Int { waiting.count - waitingHead }
 
@@ -78,19 +86,30 @@ final class GattOperationQueue: Sendable {
     /// The most reads of the device in flight at once.
     let maxConcurrentReads: Int
     private let state = Locked(State())
+    /// Times the operations' deadlines (the manager's clock).
+    let clock: any TimerClock
 
-    init(limit: Int = 256, maxConcurrentReads: Int = 32) {
+    init(limit: Int = 256, maxConcurrentReads: Int = 32, clock: any TimerClock = SystemClock.shared) {
         self.limit = limit
         self.maxConcurrentReads = maxConcurrentReads
+        self.clock = clock
     }
 
-    /// Queues an operation; it fails at once with `.busy` when the queue is full.
-    func enqueue(_ operation: String, path: String, access: Access = .exclusive, start: @escaping Start, fail: @escaping Fail) {
+    /// The D-Bus timeout for a call whose deadline is `timeout`: later, so that the queue's own
+    /// timer (on the manager's clock) decides `.timeout`, and the call still ends if it never fires.
+    static func callTimeout(_ timeout: Duration) -> Duration { timeout + .seconds(2) }
+
+    /// Queues an operation; it fails at once with `.busy` when the queue is full. With a
+    /// `timeout`, the operation fails with `.timeout` and finishes when that much time on the
+    /// clock has passed since it started without it finishing.
+    func enqueue(_ operation: String, path: String, access: Access = .exclusive, timeout: Duration? = nil,
+                 start: @escaping Start, fail: @escaping Fail) {
         let maxShared = maxConcurrentReads
         let (accepted, runNow) = state.withLock { s -> (Bool, [Entry]) in
             guard s.waitingCount + s.running.count < limit else { return (false, []) }
             s.nextID += 1
-            s.waiting.append(Entry(id: s.nextID, operation: operation, access: access, start: start, fail: fail))
+            s.waiting.append(Entry(id: s.nextID, operation: operation, path: path, access: access, timeout: timeout,
+                                   start: start, fail: fail))
             return (true, s.startable(maxShared: maxShared))
         }
         guard accepted else {
@@ -102,27 +121,54 @@ final class GattOperationQueue: Sendable {
     }
 
     private func run(_ entry: Entry) {
+        if let timeout = entry.timeout {
+            let timer = clock.schedule(after: timeout) { [weak self] in self?.timedOut(entry, after: timeout) }
+            // Finished (or failed) before the timer was stored: nobody else will cancel it.
+            let armed = state.withLock { s -> Bool in
+                guard s.running.contains(where: { $0.id == entry.id }) else { return false }
+                s.deadlines[entry.id] = timer
+                return true
+            }
+            if !armed { timer.cancel() }
+        }
         entry.start { [weak self] in self?.finished(entry.id) }
     }
 
-    private func finished(_ id: Int) {
+    /// Removes a running entry and its deadline; returns whether it was running and what may start now.
+    private func remove(_ id: Int) -> (found: Bool, next: [Entry], deadline: ClockTask?) {
         let maxShared = maxConcurrentReads
-        let next = state.withLock { s -> [Entry] in
-            guard let i = s.running.firstIndex(where: { $0.id == id }) else { return [] }
+        return state.withLock { s in
+            guard let i = s.running.firstIndex(where: { $0.id == id }) else { return (false, [], nil) }
             s.running.remove(at: i)
-            return s.startable(maxShared: maxShared)
+            return (true, s.startable(maxShared: maxShared), s.deadlines.removeValue(forKey: id))
         }
+    }
+
+    private func finished(_ id: Int) {
+        let (_, next, deadline) = remove(id)
+        deadline?.cancel()
+        for e in next { run(e) }
+    }
+
+    private func timedOut(_ entry: Entry, after timeout: Duration) {
+        let (found, next, _) = remove(entry.id)
+        guard found else { return }
+        // As a D-Bus call timeout reads: BlueZ's error is the timeout itself.
+        let error = BlueZError(kind: .timeout, message: "no answer within \(timeout)", operation: entry.operation, path: entry.path)
+        entry.fail(PeripheralError(error, operation: entry.operation, path: entry.path, timeout: timeout))
         for e in next { run(e) }
     }
 
     /// Fails the running and every waiting operation with `error(operation)`; the queue is empty after.
     func failAll(_ error: (String) -> PeripheralError) {
-        let all = state.withLock { s -> [Entry] in
+        let all = state.withLock { s -> ([Entry], Dictionary<Int, ClockTask>.Values) in
             let all = s.running + s.waiting[s.waitingHead...]
+            let deadlines = s.deadlines.values
             s = State(nextID: s.nextID)
-            return all
+            return (all, deadlines)
         }
-        for e in all { e.fail(error(e.operation)) }
+        for d in all.1 { d.cancel() }
+        for e in all.0 { e.fail(error(e.operation)) }
     }
 
     /// Operations queued or running.

@@ -23,7 +23,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     let context: any ExecutionContext
     /// The manager's clock: every timer of the peripheral runs on it (see ``after(_:_:)``).
     let clock: any TimerClock
-    let operations = GattOperationQueue()
+    let operations: GattOperationQueue
     /// Removes the peripheral from its manager (set by the manager; called through `forget(_:)`).
     let unlist: @Sendable (Peripheral) -> Void
 
@@ -72,6 +72,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.tree = tree
         self.context = context
         self.clock = clock
+        self.operations = GattOperationQueue(clock: clock)
         self.unlist = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.address = props.address ?? Peripheral.address(from: path)

@@ -106,7 +106,7 @@ extension BlueZErrorKind {
     public static let busUnavailable = Self(rawValue: "org.bluecap.Error.BusUnavailable")
     /// A newer scan replaced this one.
     public static let scanReplaced = Self(rawValue: "org.bluecap.Error.ScanReplaced")
-    /// The `timeout` given to `startScanning(timeout:)` passed; the scan was stopped.
+    /// A scan's `timeout` passed: the scan was stopped (``BlueCapError/timeout`` holds it).
     public static let scanTimedOut = Self(rawValue: "org.bluecap.Error.ScanTimedOut")
     /// The adapter went away, or bluetoothd left the bus, while scanning.
     public static let adapterUnavailable = Self(rawValue: "org.bluecap.Error.AdapterUnavailable")

@@ -19,6 +19,8 @@ public final class PeripheralManager: Sendable {
     /// The adapter asked for (`"hci0"`), nil for the first powered one.
     public let adapterName: String?
     let context: any ExecutionContext
+    /// What times the request timeouts of the characteristics added.
+    public let clock: any TimerClock
     let tracker: AdapterStateTracker?
     let stateStream = StreamPromise<ManagerState>(capacity: 10)
     let ready = Promise<Void>()
@@ -47,10 +49,13 @@ public final class PeripheralManager: Sendable {
     private static let counter = Atomic<Int>(0)
 
     /// A manager on `adapter` (e.g. `"hci1"`; nil: the first powered adapter) over `connection`
-    /// (nil: a new system-bus connection). Futures complete on `context`.
-    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault) {
+    /// (nil: a new system-bus connection). Futures complete on `context`; `clock` times the
+    /// request timeouts of the characteristics added (``MutableCharacteristic/requestTimeout``).
+    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
+                clock: any TimerClock = SystemClock.shared) {
         adapterName = adapter
         self.context = context
+        self.clock = clock
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         applicationRoot = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)")
         advertisementPath = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
@@ -215,6 +220,7 @@ public final class PeripheralManager: Sendable {
                 throw BlueCapError(kind: .alreadyExists, operation: operation, path: root,
                                    message: "\(service) was already added: add a service once, or remove it first")
             }
+            for c in service.characteristics { c.local.clock = self.clock }
             inner.withLock { $0.services.append(service) }
             do { try await registerApplication() } catch {
                 inner.withLock { $0.services = before }

@@ -32,10 +32,13 @@ public final class SignalTrap: Sendable {
     // Sendable through this lock; cleanups are copied out and run after unlocking.
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "bluecap.signal-trap")
+    /// What times the shutdown deadline.
+    private let clock: any TimerClock
 
     /// A trap; use ``shared`` in programs (one per process). Tests may make their own and pass
-    /// `exit` to observe the exit status instead of exiting.
-    public init(exit: (@Sendable (Int32) -> Void)? = nil) {
+    /// `exit` to observe the exit status instead of exiting, and a `ManualClock` to time the deadline.
+    public init(exit: (@Sendable (Int32) -> Void)? = nil, clock: any TimerClock = SystemClock.shared) {
+        self.clock = clock
         state.withLock { $0.onExit = exit }
     }
 
@@ -83,7 +86,7 @@ public final class SignalTrap: Sendable {
             }
             if !done.exchange(true, ordering: .sequentiallyConsistent) { finish(0) }
         }
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000))) {
+        clock.schedule(after: deadline) {
             if !done.exchange(true, ordering: .sequentiallyConsistent) { finish(1) }
         }
     }

@@ -6,6 +6,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Locking
+import Timing
 
 // MARK: - Options
 
@@ -104,7 +105,7 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     private let onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)?
     private let answered = Atomic<Bool>(false)
     /// The request timeout's timer, cancelled as soon as the request is answered.
-    private let deadline = Locked<(any DispatchSourceTimer)?>(nil)
+    private let deadline = Locked<ClockTask?>(nil)
 
     init(operation: Operation, attribute: ObjectPath, options: GattRequestOptions,
          onUnanswered: (@Sendable (GattServerRequest, Duration?) -> Void)? = nil,
@@ -147,17 +148,11 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
     /// Answers the request with the Unlikely Error after `timeout` unless answered before, and
     /// tells the unanswered handler; the timer is cancelled by the answer rather than left
     /// pending until the deadline.
-    func arm(timeout: Duration) {
-        deadline.withLock { slot in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
-            timer.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.expire(message: "the application did not answer within \(timeout)", timeout: timeout)
-            }
-            timer.activate()
-            slot = timer
+    func arm(timeout: Duration, clock: any TimerClock) {
+        let timer = clock.schedule(after: timeout) { [weak self] in
+            self?.expire(message: "the application did not answer within \(timeout)", timeout: timeout)
         }
+        deadline.withLock { $0 = timer }
         // Answered before the timer was stored: nobody else will cancel it.
         if isAnswered { cancelDeadline() }
     }
@@ -205,15 +200,5 @@ public final class GattServerRequest: Sendable, CustomStringConvertible {
             return "WriteValue \(attribute) \(d.count) bytes offset \(options.offset)"
                 + (options.writeType.map { " (\($0.rawValue))" } ?? "")
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var nanoseconds: Int64 {
-        let (s, a) = components
-        let (m, o) = s.multipliedReportingOverflow(by: 1_000_000_000)
-        if o { return s < 0 ? .min : .max }
-        return m.addingReportingOverflow(a / 1_000_000_000).overflow ? .max : m + a / 1_000_000_000
     }
 }

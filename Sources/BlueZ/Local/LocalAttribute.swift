@@ -4,6 +4,7 @@
 import DBus
 import Foundation
 import Locking
+import Timing
 
 // MARK: - Handlers
 
@@ -21,6 +22,8 @@ final class LocalAttribute: Sendable {
         var writeHandler: GattRequestHandler?
         var unansweredHandler: (@Sendable (GattServerRequest, Duration?) -> Void)?
         var requestTimeout: Duration
+        /// What times ``requestTimeout``.
+        var clock: any TimerClock = SystemClock.shared
         var export: ExportHandle?
     }
 
@@ -58,7 +61,9 @@ final class LocalAttribute: Sendable {
         do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
             return responder.fail(name: error.errorName, message: error.message)
         }
-        let (handler, timeout, unanswered) = state.withLock { ($0.readHandler, $0.requestTimeout, $0.unansweredHandler) }
+        let (handler, timeout, unanswered, clock) = state.withLock {
+            ($0.readHandler, $0.requestTimeout, $0.unansweredHandler, $0.clock)
+        }
         guard let handler else { return reply(read: nil, options: options, responder) }
         let request = GattServerRequest(operation: .read, attribute: path, options: options,
                                         onUnanswered: unanswered) { [self] result in
@@ -67,7 +72,7 @@ final class LocalAttribute: Sendable {
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)
             }
         }
-        request.arm(timeout: timeout)
+        request.arm(timeout: timeout, clock: clock)
         handler(request)
     }
 
@@ -96,8 +101,8 @@ final class LocalAttribute: Sendable {
         } catch {
             return responder.fail(name: "org.bluez.Error.InvalidArguments", message: "\(error)")
         }
-        let (stored, handler, timeout, unanswered) = state.withLock {
-            ($0.value, $0.writeHandler, $0.requestTimeout, $0.unansweredHandler)
+        let (stored, handler, timeout, unanswered, clock) = state.withLock {
+            ($0.value, $0.writeHandler, $0.requestTimeout, $0.unansweredHandler, $0.clock)
         }
         guard options.offset <= stored.count else {
             return responder.fail(name: "org.bluez.Error.InvalidOffset",
@@ -119,7 +124,7 @@ final class LocalAttribute: Sendable {
             case .failure(let e): responder.fail(name: e.errorName, message: e.message)
             }
         }
-        request.arm(timeout: timeout)
+        request.arm(timeout: timeout, clock: clock)
         handler(request)
     }
 

@@ -3,6 +3,7 @@
 import DBus
 import Foundation
 import Locking
+import Timing
 
 /// A characteristic of a local GATT application, exported as `org.bluez.GattCharacteristic1`
 /// at `<root>/serviceN/charM`.
@@ -65,6 +66,12 @@ public final class LocalGattCharacteristic: Sendable {
     public var requestTimeout: Duration {
         get { attribute.state.withLock { $0.requestTimeout } }
         set { attribute.state.withLock { $0.requestTimeout = newValue } }
+    }
+
+    /// What times ``requestTimeout`` (real time by default; a `ManualClock` in tests).
+    public var clock: any TimerClock {
+        get { attribute.state.withLock { $0.clock } }
+        set { attribute.state.withLock { $0.clock = newValue } }
     }
 
     /// Routes `ReadValue` calls to `handler` (nil: answer from ``value``).

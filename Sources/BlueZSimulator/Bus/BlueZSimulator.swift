@@ -44,7 +44,7 @@ public final class BlueZSimulator: @unchecked Sendable {
 
     /// Connects to `busAddress`, publishes `adapters` adapters and takes `org.bluez`.
     /// Every delay of the simulation (connection and discovery delays, delayed and held replies,
-    /// storms) is timed by `clock`: real time by default; a ``ManualClock`` shared with a
+    /// storms) is timed by `clock`: real time by default; a `ManualClock` shared with a
     /// `CentralManager` makes both sides' deadlines fall due only when a test advances it (the
     /// due work then runs on the simulator's queue, not the advancing thread).
     /// Throws when the bus is unreachable or the name is already owned.

@@ -5,7 +5,7 @@ import Timing
 // MARK: - QueueClock
 
 /// Forwards to `base` and runs each piece of work on `queue`, where the simulator's model lives:
-/// a ``ManualClock`` shared with the code under test runs due work on the thread that advances
+/// a `ManualClock` shared with the code under test runs due work on the thread that advances
 /// it, and the model must not be touched from there.
 final class QueueClock: TimerClock {
     let base: any TimerClock

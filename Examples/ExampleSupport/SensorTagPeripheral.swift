@@ -13,13 +13,13 @@ import Foundation
 ///
 /// `@unchecked Sendable`: the mutable fields (`enabled`, `periodMs`, `step`, counters, `timer`)
 /// are only touched on `queue`.
-final class SensorTagPeripheral: @unchecked Sendable {
-    typealias Accelerometer = TISensorTag.AccelerometerService
+package final class SensorTagPeripheral: @unchecked Sendable {
+    package typealias Accelerometer = TISensorTag.AccelerometerService
 
-    let manager: PeripheralManager
-    let console: Console
-    let name: String
-    let service: MutableService
+    package let manager: PeripheralManager
+    package let console: Console
+    package let name: String
+    package let service: MutableService
     private let queue = DispatchQueue(label: "sensortag.peripheral")
     private var enabled = false
     private var periodMs = Accelerometer.UpdatePeriod(rawValue: 100).period
@@ -31,7 +31,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
 
     /// With `secure`, reading Data needs an encrypted link (`encrypt-read`): an unpaired central
     /// must pair first.
-    init(manager: PeripheralManager, name: String, console: Console, secure: Bool = false) {
+    package init(manager: PeripheralManager, name: String, console: Console, secure: Bool = false) {
         self.manager = manager
         self.name = name
         self.console = console
@@ -55,7 +55,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
 
     /// Waits for a powered adapter, adds the service, starts advertising `name` with the
     /// service UUID, and starts answering writes. Completes once advertising.
-    func start(timeout: Duration = .seconds(10)) -> Future<Void> {
+    package func start(timeout: Duration = .seconds(10)) -> Future<Void> {
         answerWrites()
         data.whenSubscriptionChanges().onSuccess { [self] event in
             say(event == .subscribed ? "subscribed" : "unsubscribed", [("characteristic", .string("Data"))],
@@ -157,7 +157,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
     }
 
     /// One sample: the gravity vector turned by 0.1 rad per step, with a slower wobble on y.
-    static func motion(step: Int) -> Accelerometer.Data {
+    package static func motion(step: Int) -> Accelerometer.Data {
         let angle = Double(step) * 0.1
         return Accelerometer.Data(x: sin(angle), y: 0.3 * sin(angle / 3), z: cos(angle))
     }
@@ -192,7 +192,7 @@ final class SensorTagPeripheral: @unchecked Sendable {
     // MARK: Stopping
 
     /// Stops sampling, advertising and the service (unregistered from bluetoothd).
-    func shutdown() async {
+    package func shutdown() async {
         queue.sync {
             enabled = false
             reschedule()
@@ -202,11 +202,11 @@ final class SensorTagPeripheral: @unchecked Sendable {
 }
 
 /// Why an example could not run, with the text printed and the exit code.
-enum ExampleFailure: Error, CustomStringConvertible {
+package enum ExampleFailure: Error, CustomStringConvertible {
     /// The adapter never became usable.
     case adapter(ManagerState, adapter: String?)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .adapter(let state, let adapter):
             let which = adapter ?? "the adapter"

@@ -8,11 +8,11 @@ import Foundation
 /// A private bus with a simulated bluetoothd on it: hci0 and hci1 hear each other through the
 /// simulator's virtual radio (what hci1 registers — GATT application, advertisement — hci0
 /// discovers and connects to). ``stop()`` tears both down; it is idempotent.
-final class SimulatedWorld: Sendable {
+package final class SimulatedWorld: Sendable {
     /// The private dbus-daemon.
-    let daemon: BusDaemon
+    package let daemon: BusDaemon
     /// The simulated bluetoothd.
-    let simulator: BlueZSimulator
+    package let simulator: BlueZSimulator
 
     private init(daemon: BusDaemon, simulator: BlueZSimulator) {
         self.daemon = daemon
@@ -21,7 +21,7 @@ final class SimulatedWorld: Sendable {
 
     /// Starts the daemon and the simulator (two adapters), plus `neighbours` extra simulated
     /// devices in range so a scan has something besides the example's own peripheral.
-    static func start(neighbours: Bool) async throws -> SimulatedWorld {
+    package static func start(neighbours: Bool) async throws -> SimulatedWorld {
         let daemon = try BusDaemon()
         do {
             let simulator = try await BlueZSimulator.start(busAddress: daemon.address, adapters: 2)
@@ -39,13 +39,13 @@ final class SimulatedWorld: Sendable {
     }
 
     /// The bus address.
-    var address: String { daemon.address }
+    package var address: String { daemon.address }
 
     /// A new connection to the private bus (one per role, as two processes would have).
-    func connect() throws -> Connection { try Connection(address: daemon.address) }
+    package func connect() throws -> Connection { try Connection(address: daemon.address) }
 
     /// Stops the simulator, then the daemon.
-    func stop() {
+    package func stop() {
         simulator.stop()
         daemon.stop()
     }

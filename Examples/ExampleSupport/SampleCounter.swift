@@ -3,13 +3,13 @@
 import Locking
 
 /// Counts samples up to an optional limit (later ones are dropped).
-final class SampleCounter: Sendable {
+package final class SampleCounter: Sendable {
     private let count = Locked(0)
-    let limit: Int?
-    init(limit: Int?) { self.limit = limit }
+    package let limit: Int?
+    package init(limit: Int?) { self.limit = limit }
 
     /// The sample's number (1, 2, …), or 0 past the limit.
-    func next() -> Int {
+    package func next() -> Int {
         count.withLock { c in
             if let limit, c >= limit { return 0 }
             c += 1

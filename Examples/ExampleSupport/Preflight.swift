@@ -5,15 +5,15 @@ import DBus  // NameHasOwner before the managers exist: the one raw D-Bus call o
 import Foundation
 
 /// The system bus is unusable for BlueZ: printed as one line, exit code 2.
-struct MissingBlueZ: Error, CustomStringConvertible {
-    static let exitCode: Int32 = 2
-    let description: String
+package struct MissingBlueZ: Error, CustomStringConvertible {
+    package static let exitCode: Int32 = 2
+    package let description: String
 }
 
-enum Preflight {
+package enum Preflight {
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set) and checks that
     /// `org.bluez` has an owner (`org.freedesktop.DBus.NameHasOwner`).
-    static func systemBus() async throws(MissingBlueZ) -> Connection {
+    package static func systemBus() async throws(MissingBlueZ) -> Connection {
         let connection: Connection
         do {
             connection = try Connection(.system)

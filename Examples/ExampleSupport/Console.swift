@@ -12,7 +12,7 @@ import Locking
 // MARK: - JSON values
 
 /// A JSON value with ordered object keys, enough for one event per line.
-enum JSON: Sendable {
+package enum JSON: Sendable {
     case string(String)
     case number(Double)
     case integer(Int)
@@ -22,7 +22,7 @@ enum JSON: Sendable {
     case object([(String, JSON)])
 
     /// The compact text form.
-    var text: String {
+    package var text: String {
         switch self {
         case .string(let s): return JSON.quote(s)
         case .number(let d): return d.isFinite ? "\(d)" : "null"
@@ -34,7 +34,7 @@ enum JSON: Sendable {
         }
     }
 
-    static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {
@@ -51,30 +51,30 @@ enum JSON: Sendable {
     }
 
     /// An optional string as a string or null.
-    static func optional(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
+    package static func optional(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
 }
 
 // MARK: - Console
 
 /// Where an example writes. Lines are written whole (one `write(2)` each) under a lock so events
 /// from different threads never interleave.
-final class Console: Sendable {
+package final class Console: Sendable {
     /// One JSON object per line on stdout instead of text.
-    let json: Bool
+    package let json: Bool
     /// The program name for messages (`central-scanner`).
-    let program: String
+    package let program: String
     /// Whether stdout is a terminal.
-    let stdoutIsTTY: Bool
+    package let stdoutIsTTY: Bool
     /// Progress/status lines go to stderr unless this is false (a role running in the background).
-    let verbose: Bool
+    package let verbose: Bool
     /// Prefix for text lines (e.g. "simulated central: ").
-    let prefix: String
+    package let prefix: String
 
     /// Whether this console writes only to stderr (a background role's).
     private let toStderrOnly: Bool
     private let lock = Locked(())
 
-    init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
+    package init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
         self.program = program
         self.json = json
         self.verbose = verbose
@@ -85,12 +85,12 @@ final class Console: Sendable {
 
     /// A console for a role running next to the main one (`--simulate`): its events go to
     /// stderr as prefixed text, never to stdout.
-    func background(_ prefix: String) -> Console {
+    package func background(_ prefix: String) -> Console {
         Console(program: program, json: false, verbose: verbose, prefix: prefix, toStderrOnly: true)
     }
 
     /// An event: a JSON line on stdout with `--json`, else `text` (stdout when `result`, else stderr).
-    func event(_ name: String, _ fields: [(String, JSON)] = [], text: @autoclosure () -> String, result: Bool = false) {
+    package func event(_ name: String, _ fields: [(String, JSON)] = [], text: @autoclosure () -> String, result: Bool = false) {
         if json && !toStderrOnly {
             writeLine(JSON.object([("event", .string(name))] + fields).text, fd: STDOUT_FILENO)
         } else if result && !toStderrOnly {
@@ -101,12 +101,12 @@ final class Console: Sendable {
     }
 
     /// A line on stdout as is (the live table).
-    func raw(_ text: String) {
+    package func raw(_ text: String) {
         lock.withLock { _ in Console.writeAll(text, fd: STDOUT_FILENO) }
     }
 
     /// `program: message` on stderr.
-    func error(_ message: String) {
+    package func error(_ message: String) {
         writeLine("\(program): \(message)", fd: STDERR_FILENO)
     }
 
@@ -127,7 +127,7 @@ final class Console: Sendable {
 }
 
 /// Hex digits of `data`, lowercase, no separators.
-func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+package func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 
 /// A value in g with 3 decimals for text output.
-func grams(_ v: Double) -> String { String(format: "%+.3f", v) }
+package func grams(_ v: Double) -> String { String(format: "%+.3f", v) }

@@ -7,11 +7,11 @@ import Locking
 
 /// Finds a TI SensorTag accelerometer, connects (with retries), configures it and streams
 /// its samples. Reconnects after a disconnection; the chain then runs again from discovery on.
-final class AccelerometerCentral: Sendable {
-    typealias Accelerometer = TISensorTag.AccelerometerService
+package final class AccelerometerCentral: Sendable {
+    package typealias Accelerometer = TISensorTag.AccelerometerService
 
     /// Connection policy.
-    struct Policy: Sendable {
+    package struct Policy: Sendable {
         var timeoutRetries = 3
         var disconnectRetries = 5
         var connectionTimeout: Duration = .seconds(10)
@@ -19,15 +19,15 @@ final class AccelerometerCentral: Sendable {
     }
 
     /// The peripheral gave up reconnecting (`ConnectionEvent.giveUp`).
-    struct GaveUp: Error, CustomStringConvertible {
+    package struct GaveUp: Error, CustomStringConvertible {
         let peripheral: String
-        var description: String { "gave up connecting to \(peripheral) (retries exhausted)" }
+        package var description: String { "gave up connecting to \(peripheral) (retries exhausted)" }
     }
 
-    let manager: CentralManager
-    let console: Console
-    let periodMs: Int
-    let policy: Policy
+    package let manager: CentralManager
+    package let console: Console
+    package let periodMs: Int
+    package let policy: Policy
     private struct State {
         var peripheral: Peripheral?
         var attempt = 1
@@ -35,7 +35,7 @@ final class AccelerometerCentral: Sendable {
     }
     private let state = Locked(State())
 
-    init(manager: CentralManager, console: Console, periodMs: Int, policy: Policy = Policy()) {
+    package init(manager: CentralManager, console: Console, periodMs: Int, policy: Policy = Policy()) {
         self.manager = manager
         self.console = console
         self.periodMs = periodMs
@@ -43,11 +43,11 @@ final class AccelerometerCentral: Sendable {
     }
 
     /// The peripheral in use, once found.
-    var peripheral: Peripheral? { state.withLock { $0.peripheral } }
+    package var peripheral: Peripheral? { state.withLock { $0.peripheral } }
 
     /// The samples, as decoded accelerometer values. Failures of one connection (a write
     /// refused, the link dropped during discovery) arrive as failed results; the stream goes on.
-    func samples() -> FutureStream<Accelerometer.Data> {
+    package func samples() -> FutureStream<Accelerometer.Data> {
         let uuid = Accelerometer.uuid
         let period = Accelerometer.UpdatePeriod(milliseconds: periodMs)
         let policy = self.policy
@@ -139,7 +139,7 @@ final class AccelerometerCentral: Sendable {
     }
 
     /// After a failed `Connect` (not a timeout): try again, as `.timeout` would.
-    func connectFailed(_ error: any Error) {
+    package func connectFailed(_ error: any Error) {
         guard let peripheral = self.peripheral, !peripheral.isConnected else { return }
         let attempt = state.withLock { s in s.attempt += 1; return s.attempt }
         guard attempt <= policy.timeoutRetries + 1 else { return }
@@ -148,7 +148,7 @@ final class AccelerometerCentral: Sendable {
     }
 
     /// Stops notifications and disconnects (bounded by the futures' own timeouts).
-    func stop() async {
+    package func stop() async {
         let peripheral = state.withLock { s in
             s.stopped = true
             return s.peripheral

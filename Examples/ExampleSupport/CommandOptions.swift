@@ -5,7 +5,7 @@ import Foundation
 
 /// An example's command line: the options one program understands, read one at a time by
 /// ``parse(_:)``; ``read(_:)`` adds the help and usage-error handling every example does the same way.
-protocol CommandOptions {
+package protocol CommandOptions {
     /// The program name for messages (`central-scanner`).
     static var program: String { get }
     /// The text printed for `-h`/`--help`, and after a usage error.
@@ -20,15 +20,15 @@ protocol CommandOptions {
 
 /// Reading the command line ended the program: after `--help` (status 0) or a usage error
 /// (status 64, ``UsageError/exitCode``); what to print has been printed.
-struct CommandLineExit: Error {
-    let status: Int32
+package struct CommandLineExit: Error {
+    package let status: Int32
 }
 
 extension CommandOptions {
-    func validate() throws(UsageError) {}
+    package func validate() throws(UsageError) {}
 
     /// Parses the arguments; `help` is true for `-h`/`--help` (the arguments after it are not read).
-    static func parse(_ arguments: [String]) throws(UsageError) -> (options: Self, help: Bool) {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> (options: Self, help: Bool) {
         var options = Self()
         var args = Arguments(arguments)
         while let a = args.next() {
@@ -41,7 +41,7 @@ extension CommandOptions {
 
     /// The options to run with. For `--help` prints the usage on stdout; for bad arguments prints
     /// `program: message` and the usage on stderr; both end the program with ``CommandLineExit``.
-    static func read(_ arguments: [String]) throws(CommandLineExit) -> Self {
+    package static func read(_ arguments: [String]) throws(CommandLineExit) -> Self {
         let parsed: (options: Self, help: Bool)
         do { parsed = try parse(arguments) } catch {
             FileHandle.standardError.write(Data("\(program): \(error)\n\(usage)\n".utf8))
