@@ -23,7 +23,7 @@ extension FutureStream {
     }
 
     /// A stream with the results of this stream and `other`, interleaved in the order they
-    /// arrive (each stream's kept results first); see ``merge(_:capacity:context:)-swift.type.method``.
+    /// arrive (each stream's kept results first), as the static `merge` of both.
     public func merge(
         _ other: FutureStream<T>,
         capacity: Int? = nil,
