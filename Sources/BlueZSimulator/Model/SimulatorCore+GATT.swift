@@ -63,7 +63,7 @@ extension SimulatorCore {
 
     /// `WriteValue(ay, a{sv})` on a remote characteristic or descriptor, choosing the procedure
     /// from "type" and the Flags as bluetoothd's GATT client does; an encrypted attribute is
-    /// written once the link is (see ``securing(_:flags:write:_:_:)``).
+    /// written once the link is (see `SimulatorCore+Pairing.swift`).
     public func writeValue(path: String, value: [UInt8], options: ValueOptions, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         let device: DeviceState, kind: GattObjectKind, peer: RemotePeer
         do { (device, kind, peer) = try resolve(path) } catch { return done(.failure(error)) }
