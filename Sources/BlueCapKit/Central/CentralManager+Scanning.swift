@@ -51,7 +51,7 @@ extension CentralManager {
     /// stream any more: when it is abandoned, i.e. every subscription to it was cancelled — for
     /// instance `startScanning().first()` after the first peripheral, or
     /// `startScanning().first().timeout(after: 5)` when the timeout fires, or a
-    /// `for try await` over the stream's `values` that ends.
+    /// `for try await` over its `values` that ends.
     public func startScanning(forServiceUUIDs uuids: [BLEUUID]? = nil, capacity: Int = 100, timeout: Duration? = nil,
                               options: ScanOptions = ScanOptions()) -> FutureStream<Peripheral> {
         let promise = StreamPromise<Peripheral>(capacity: max(1, capacity))
