@@ -35,7 +35,22 @@ enum PeripheralCommand {
         }
 
         let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: adapter, connection: connection),
-                                      name: options.name, console: console)
+                                      name: options.name, console: console, secure: options.secure)
+        // With --secure: the default agent, so that centrals can pair with us (Just Works).
+        var agent: PairingAgentRegistration?
+        if options.secure {
+            let pairing = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
+            pairing.whenRequested().onSuccess { request in
+                console.event("pairing", [("device", .string(request.device.address)), ("request", .string("\(request.kind)"))],
+                              text: "pairing: \(request.kind) from \(request.device.address), accepted")
+            }
+            do { agent = try await pairing.register(for: tag.manager).value } catch {
+                console.error("cannot register the pairing agent: \(error) (registering needs permission to call org.bluez: root or the bluetooth group)")
+                world?.stop()
+                return 1
+            }
+        }
+        let pairingAgent = agent
         // With --simulate, the other role: a central on the other adapter that connects, enables
         // and subscribes (started once the service is advertised).
         var simulatedCentral: AccelerometerCentral?
@@ -52,6 +67,7 @@ enum PeripheralCommand {
         SignalTrap.shared.onShutdown { [world] in
             console.event("stopping", text: "stopping: unregistering the advertisement and the service")
             await central?.stop()
+            _ = try? await pairingAgent?.unregister().value
             await tag.shutdown()
             world?.stop()
         }

@@ -7,7 +7,7 @@ import ExampleSupport
 struct PeripheralOptions: CommandOptions {
     static let program = "accelerometer-peripheral"
     static let usage = """
-        usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--json] [--simulate]
+        usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--secure] [--json] [--simulate]
 
           Serves a TI SensorTag accelerometer (service F000AA10-…): Data (read, notify), Enabled
           (read, write; 0/1), UpdatePeriod (read, write; period ms = max(10, 10 × raw)). Advertises
@@ -15,6 +15,9 @@ struct PeripheralOptions: CommandOptions {
           prints what centrals do. Runs until SIGINT/SIGTERM, then unregisters and exits 0.
             --adapter hciN    the adapter to serve on (default: the first powered one; hci1 with --simulate)
             --name NAME       the advertised local name (default SensorTag)
+            --secure          reading Data needs an encrypted link (encrypt-read): centrals pair first;
+                              registers the default pairing agent (NoInputNoOutput) that accepts them
+                              (needs permission to call org.bluez: root or the bluetooth group)
             --json            JSON lines on stdout; each sample sent is an {"event":"sent",…} line
             --simulate        run against an in-process simulated bluetoothd on a private bus, with a
                               simulated central on hci0 that connects, enables and subscribes
@@ -26,6 +29,7 @@ struct PeripheralOptions: CommandOptions {
     var name = "SensorTag"
     var json = false
     var simulate = false
+    var secure = false
 
     /// Takes one option of `accelerometer-peripheral` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
@@ -36,6 +40,7 @@ struct PeripheralOptions: CommandOptions {
             guard !name.isEmpty, name.utf8.count <= 29 else { throw UsageError("--name needs 1 to 29 bytes (it must fit the advertisement)") }
         case "--json": json = true
         case "--simulate": simulate = true
+        case "--secure": secure = true
         default: return false
         }
         return true

@@ -62,7 +62,17 @@ enum ScannerCommand {
         }
 
         let status: Int32
-        if options.listAdapters {
+        if let address = options.pair {
+            // The simulated SensorTag side needs a default agent that lets us pair (kept
+            // registered until we are done: releasing it removes the agent).
+            var tagAgent: PairingAgentRegistration?
+            if let tag = sensorTag {
+                let agent = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
+                tagAgent = try? await agent.register(for: tag.manager).value
+            }
+            status = await PairMode.run(manager, address: address, options, console)
+            _ = try? await tagAgent?.unregister().value
+        } else if options.listAdapters {
             status = await listAdapters(connection, console)
         } else if options.accelerometer {
             status = await accelerometer(manager, options, console, cleanup: cleanup)

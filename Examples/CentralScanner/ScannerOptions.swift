@@ -12,6 +12,7 @@ struct ScannerOptions: CommandOptions {
                central-scanner --passive PATTERN... [--adapter hciN] [--duration S] [--json] [--simulate]
                central-scanner --list-adapters [--json] [--simulate]
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
+               central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
           line with --json ({"event":"discovered","address":…,"name":…,"rssi":…,"uuids":[…],
@@ -37,7 +38,16 @@ struct ScannerOptions: CommandOptions {
             --samples N         exit 0 after N samples (default: run until Ctrl-C)
             --period-ms M       update period to ask for, 10…2550 ms (default 100)
 
-          Both:
+          Pair mode: find ADDRESS (known to bluetoothd, else by a scan), pair with it through this
+          program's pairing agent (org.bluez.Agent1; registering needs permission to call org.bluez:
+          root or the bluetooth group), print the bond state ({"event":"paired","address":…,
+          "bonded":…}) and exit 0.
+            --passkey N         the agent is KeyboardDisplay: answers passkey requests with N and
+                                confirms only N (0…999999)
+            --auto-confirm      the agent is DisplayYesNo and confirms every passkey it is shown
+                                (without either: NoInputNoOutput, Just Works)
+
+          All modes:
             --adapter hciN      the adapter to use (default: the first powered one; hci0 with --simulate)
             --json              JSON lines on stdout (progress events included)
             --simulate          run against an in-process simulated bluetoothd on a private bus, with
@@ -58,10 +68,14 @@ struct ScannerOptions: CommandOptions {
     var allAdapters = false
     var passive: [MonitorPattern] = []
     var listAdapters = false
+    var pair: String?
+    var passkey: UInt32?
+    var autoConfirm = false
 
     /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
     private var scanOnly: [String] = []
     private var accelerometerOnly: [String] = []
+    private var pairOnly: [String] = []
 
     /// Takes one option of `central-scanner` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
@@ -92,6 +106,15 @@ struct ScannerOptions: CommandOptions {
         case "--accelerometer": accelerometer = true
         case "--samples": samples = try args.integer(for: option, in: 1...1_000_000); accelerometerOnly.append(option)
         case "--period-ms": periodMs = try args.integer(for: option, in: 10...2550); accelerometerOnly.append(option)
+        case "--pair":
+            let text = try args.value(for: option).uppercased()
+            let parts = text.split(separator: ":")
+            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+                throw UsageError("--pair needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
+            }
+            pair = text
+        case "--passkey": passkey = UInt32(try args.integer(for: option, in: 0...999_999)); pairOnly.append(option)
+        case "--auto-confirm": autoConfirm = true; pairOnly.append(option)
         default: return false
         }
         return true
@@ -102,6 +125,10 @@ struct ScannerOptions: CommandOptions {
         if accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
         if !accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
         if allAdapters, !passive.isEmpty { throw UsageError("--passive monitors one adapter, not --adapter all") }
-        if listAdapters, accelerometer || !scanOnly.isEmpty { throw UsageError("--list-adapters takes only --json and --simulate") }
+        if listAdapters, accelerometer || pair != nil || !scanOnly.isEmpty { throw UsageError("--list-adapters takes only --json and --simulate") }
+        if pair != nil, accelerometer { throw UsageError("--pair and --accelerometer do not mix") }
+        if pair != nil, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --pair") }
+        if pair == nil, let first = pairOnly.first { throw UsageError("\(first) needs --pair") }
+        if passkey != nil, autoConfirm { throw UsageError("--passkey and --auto-confirm do not mix") }
     }
 }

@@ -19,7 +19,7 @@ package final class SensorTagPeripheral: @unchecked Sendable {
     package let manager: PeripheralManager
     package let console: Console
     package let name: String
-    package let service = MutableService(profile: TISensorTag.AccelerometerService.profile)
+    package let service: MutableService
     private let queue = DispatchQueue(label: "sensortag.peripheral")
     private var enabled = false
     private var periodMs = Accelerometer.UpdatePeriod(rawValue: 100).period
@@ -29,10 +29,22 @@ package final class SensorTagPeripheral: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var rateTimer: (any DispatchSourceTimer)?
 
-    package init(manager: PeripheralManager, name: String, console: Console) {
+    /// With `secure`, reading Data needs an encrypted link (`encrypt-read`): an unpaired central
+    /// must pair first.
+    package init(manager: PeripheralManager, name: String, console: Console, secure: Bool = false) {
         self.manager = manager
         self.name = name
         self.console = console
+        let profile = TISensorTag.AccelerometerService.profile
+        guard secure else {
+            service = MutableService(profile: profile)
+            return
+        }
+        service = MutableService(uuid: Accelerometer.uuid, name: Accelerometer.name, characteristics: profile.characteristics.map { c in
+            guard c.uuid == Accelerometer.Data.uuid else { return MutableCharacteristic(profile: c) }
+            return MutableCharacteristic(uuid: c.uuid, properties: c.properties, permissions: c.permissions.union(.readEncryptionRequired),
+                                         value: c.initialValue, name: c.name)
+        })
     }
 
     private var data: MutableCharacteristic { service.characteristic(Accelerometer.Data.uuid)! }

@@ -125,7 +125,7 @@ struct ReadmeTextTests {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count == 7)
+        #expect(blocks.count == 9)
         for block in blocks {
             #expect(readme.contains("```swift\n" + block.text + "\n```"), "README.md lacks the \(block.name) snippet as compiled here")
         }

@@ -122,3 +122,30 @@ func withSimulatedSensorTag(_ body: (CentralManager, BlueZSimulator) async throw
     try await body(manager, simulator)
 }
 // README: end
+
+// README: pairing-central
+/// Pairs with a peripheral whose characteristic needs encryption, then reads it.
+func pairAndRead(_ manager: CentralManager, _ peripheral: Peripheral, _ secret: Characteristic) async throws -> Data? {
+    let agent = PairingAgent(capability: .displayYesNo, delegate: PairingHandlers(
+        confirm: { passkey, device in
+            print("Does \(device.address) show \(passkey)?")   // ask the user; here: yes
+            return Future(value: true)
+        }))
+    let registration = try await agent.register(for: manager).value   // AgentManager1.RegisterAgent
+    defer { _ = registration.unregister() }
+    try await peripheral.pair().value        // Device1.Pair; isPaired, isBonded turn true
+    _ = try await secret.read().value        // the link is encrypted now
+    return secret.value
+}
+// README: end
+
+// README: pairing-peripheral
+/// A characteristic only a paired central may read, and the default agent that lets centrals pair.
+func serveSecret(on manager: PeripheralManager) -> Future<PairingAgentRegistration> {
+    let secret = MutableCharacteristic(uuid: BLEUUID("B1E0C0DE-0001-4000-8000-00000000C0DE"), properties: [.read],
+                                       permissions: [.readable, .readEncryptionRequired], value: Data([42]))
+    let service = MutableService(uuid: BLEUUID("B1E0C0DE-0000-4000-8000-00000000C0DE"), characteristics: [secret])
+    let agent = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
+    return manager.add(service).flatMap { _ in agent.register(for: manager) }  // + RequestDefaultAgent
+}
+// README: end

@@ -31,6 +31,7 @@ struct ScanAbandonmentTests {
         let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first()
             .timeout(after: 0.3, context: context)
         try await discovering.wait(for: 1)
+        #expect(rig.manager.isScanning)
         context.advance(by: .milliseconds(299))
         #expect(rig.manager.isScanning && !found.isCompleted)
         context.advance(by: .milliseconds(1))

@@ -154,7 +154,10 @@ struct TeardownReliabilityTests {
             }
         }
         #expect(completed == 400)
-        // Still usable afterwards.
+        // Still usable afterwards. A worker's last disconnect() may still be on its way down:
+        // let the link settle down first, so that the reconnection is not that drop's victim.
+        p.disconnect()
+        try await waitUntil("disconnected", timeout: .seconds(5)) { !p.isConnected }
         p.reconnect()
         try await waitUntil("connected again", timeout: .seconds(5)) { p.isConnected }
         _ = try await p.discoverServices([AccelerometerUUIDs.service]).value

@@ -24,8 +24,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     /// The manager's clock: every timer of the peripheral runs on it (see ``after(_:_:)``).
     let clock: any TimerClock
     let operations: GattOperationQueue
-    /// Removes the peripheral from its manager (set by the manager).
-    let forget: @Sendable (Peripheral) -> Void
+    /// Removes the peripheral from its manager (set by the manager; called through `forget(_:)`).
+    let unlist: @Sendable (Peripheral) -> Void
 
     struct Waiter {
         let check: @Sendable () -> Bool
@@ -52,6 +52,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var valueRoutes: [ObjectPath: ObjectTreeObservation] = [:]
         var descriptors: [ObjectPath: Descriptor] = [:]
         var rssiUpdates: StreamPromise<Int16>?
+        /// ``whenPairingChanges()``'s stream, made on first use.
+        var pairingUpdates: StreamPromise<PairingState>?
         var observation: ObjectTreeObservation?
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
@@ -71,7 +73,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.context = context
         self.clock = clock
         self.operations = GattOperationQueue(clock: clock)
-        self.forget = forget
+        self.unlist = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.address = props.address ?? Peripheral.address(from: path)
         state = Locked(State(properties: props, lastRSSI: props.rssi))
@@ -84,6 +86,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         // Events between the manager's read and the registration are caught up here.
         refreshProperties()
     }
+
+    /// Removes `peripheral` (self) from its manager's list.
+    func forget(_ peripheral: Peripheral) { unlist(peripheral) }
 
     static func address(from path: ObjectPath) -> String {
         let last = path.rawValue.split(separator: "/").last ?? ""
@@ -175,6 +180,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             if let connected = changed["Connected"].flatMap({ try? Bool(dbusValue: $0) }) {
                 connectedChanged(connected)
             }
+            if changed.keys.contains(where: PairingState.propertyNames.contains) { pairingPropertiesChanged() }
         case .interfacesAdded(let p, let ifaces) where p == path && ifaces[Device1.interface] != nil:
             refreshProperties()
         case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):

@@ -3,6 +3,7 @@
 import BlueZ
 import DBus
 import Foundation
+import Synchronization
 import Futures
 import Locking
 import Synchronization

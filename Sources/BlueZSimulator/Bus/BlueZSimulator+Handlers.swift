@@ -48,9 +48,9 @@ extension BlueZSimulator {
         case ("org.bluez.Device1", "Disconnect"):
             core.disconnect(device: path, reply)
         case ("org.bluez.Device1", "Pair"):
-            core.pair(device: path, reply)
+            core.pair(device: path, sender: sender, reply)
         case ("org.bluez.Device1", "CancelPairing"):
-            reply(.failure(.doesNotExist))
+            run { () throws(BlueZErrorReply) in try core.cancelPairing(device: path) }
         case ("org.bluez.Device1", "ConnectProfile"), ("org.bluez.Device1", "DisconnectProfile"):
             reply(.failure(.notSupported))
 
@@ -112,8 +112,26 @@ extension BlueZSimulator {
                 try core.unregisterMonitor(adapter: adapter ?? -1, owner: sender, root: root.rawValue)
             }
 
+        // Agents (SimulatorCore+Pairing).
+        case ("org.bluez.AgentManager1", "RegisterAgent"):
+            run { () throws(BlueZErrorReply) in
+                guard call.body.count == 2, case .objectPath(let p) = call.body[0], case .string(let cap) = call.body[1] else {
+                    throw .invalidArguments
+                }
+                try core.registerAgent(owner: sender, path: p.rawValue, capability: cap)
+            }
+        case ("org.bluez.AgentManager1", "UnregisterAgent"), ("org.bluez.AgentManager1", "RequestDefaultAgent"):
+            run { () throws(BlueZErrorReply) in
+                guard case .objectPath(let p)? = call.body.first else { throw .invalidArguments }
+                if member == "UnregisterAgent" {
+                    try core.unregisterAgent(owner: sender, path: p.rawValue)
+                } else {
+                    try core.requestDefaultAgent(owner: sender, path: p.rawValue)
+                }
+            }
+
         // Accepted minimally.
-        case ("org.bluez.AgentManager1", _), ("org.bluez.ProfileManager1", _):
+        case ("org.bluez.ProfileManager1", _):
             responder.succeed()
 
         default:

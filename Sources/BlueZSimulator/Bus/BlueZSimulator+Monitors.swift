@@ -7,7 +7,7 @@ import DBus
 
 extension SimulatorBridge: MonitorBridge {
     func callMonitor(owner: String, path: String, member: String, device: String?) {
-        guard let c = simulatorConnection, let p = try? ObjectPath(path) else { return }
+        guard let c = connection, let p = try? ObjectPath(path) else { return }
         let arguments: [DBusValue] = device.flatMap { try? ObjectPath($0) }.map { [.objectPath($0)] } ?? []
         c.call(destination: owner, path: p, interface: "org.bluez.AdvertisementMonitor1", member: member,
                arguments: arguments, timeout: Self.timeout) { _ in }

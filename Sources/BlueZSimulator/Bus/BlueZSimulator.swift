@@ -160,6 +160,7 @@ public final class BlueZSimulator: @unchecked Sendable {
 
     func clientLeft(_ name: String) {
         core.clientVanished(name)
+        core.agentGone(owner: name)
         appSignals.removeValue(forKey: name)?.cancel()
     }
 

@@ -14,8 +14,8 @@ final class SimulatorBridge: ApplicationBridge, @unchecked Sendable {
 
     init(simulator: BlueZSimulator) { self.simulator = simulator }
 
-    /// The connection that owns `org.bluez` (simulator's queue only).
-    var simulatorConnection: Connection? { simulator?.connection }
+    /// The connection that owns `org.bluez` (read on the simulator's queue).
+    var connection: Connection? { simulator?.connection }
 
     private func options(_ o: ServerRequestOptions) -> DBusValue {
         var d: [String: DBusValue] = [

@@ -99,6 +99,8 @@ final class DeviceState: @unchecked Sendable {
     var acquiredWrite: [UInt16: AcquiredSocket] = [:]
     /// The central side of a virtual-radio link: the device object for our adapter on the peer adapter.
     var isCentralMirror = false
+    /// Whether the current link is encrypted (with the bond's keys, or by a pairing on it).
+    var isEncrypted = false
 
     init(adapter: Int, address: String) {
         self.adapter = adapter

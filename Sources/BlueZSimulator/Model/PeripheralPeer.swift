@@ -10,6 +10,8 @@ import Foundation
 // closures running on that same queue may capture it.
 final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     private(set) var spec: SimulatedPeripheral
+    /// Fault: the peripheral lost its bond with us (its keys are gone; ours are not).
+    var bondLost = false
     private(set) var database: GattDatabase
     private var values: [UInt16: [UInt8]] = [:]
     /// Whether the peripheral is advertising (can be switched off to simulate it going silent).

@@ -56,6 +56,8 @@ public struct SimulatedPeripheral: Sendable {
     public var services: [SimulatedService] = []
     /// Answers reads and writes; the default stores values.
     public var firmware = PeripheralFirmware()
+    /// How it pairs (IO capability, refusal, silence).
+    public var pairing = SimulatedPairing()
 
     /// A peripheral with `address` (trapping on a malformed one) and nothing else.
     public static func spec(address: String) -> SimulatedPeripheral {
@@ -101,6 +103,8 @@ public struct SimulatedPeripheral: Sendable {
     }
     /// Sets the firmware.
     public func firmware(_ f: PeripheralFirmware) -> Self { with { $0.firmware = f } }
+    /// How it pairs.
+    public func pairing(_ p: SimulatedPairing) -> Self { with { $0.pairing = p } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self
@@ -195,4 +199,8 @@ public enum CharacteristicFlag: String, Sendable, Codable, CaseIterable {
     case encryptAuthenticatedRead = "encrypt-authenticated-read"
     /// `"encrypt-authenticated-write"`: writes need an authenticated (MITM-protected) link.
     case encryptAuthenticatedWrite = "encrypt-authenticated-write"
+    /// `"secure-read"`: reads need an LE Secure Connections link.
+    case secureRead = "secure-read"
+    /// `"secure-write"`: writes need an LE Secure Connections link.
+    case secureWrite = "secure-write"
 }

@@ -116,6 +116,7 @@ extension SimulatorCore {
             return unresolved()
         }
         guard device.link == .connected else { return unresolved() }
+        device.isEncrypted = false
         device.link = .disconnecting
         if device.servicesResolved { setServicesResolved(device, false) }
         unresolved()

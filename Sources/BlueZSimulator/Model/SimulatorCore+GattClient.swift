@@ -39,20 +39,46 @@ extension SimulatorCore {
         case .characteristic(let vh): target = .characteristic(valueHandle: vh); interface = "org.bluez.GattCharacteristic1"
         case .descriptor(let h): target = .descriptor(handle: h); interface = "org.bluez.GattDescriptor1"
         }
-        peer.read(target, offset: Int(options.offset), central: central(for: device)) { [weak self] result in
-            switch result {
-            case .success(let bytes):
-                if options.offset == 0 { self?.store.set(path, interface, "Value", .bytes(bytes)) }
-                done(.success(bytes))
-            case .failure(let att):
-                done(.failure(att.clientReply))
+        securing(device, flags: flags(peer, target), write: false, { done(.failure($0)) }) { [weak self] in
+            guard let self else { return }
+            peer.read(target, offset: Int(options.offset), central: self.central(for: device)) { [weak self] result in
+                switch result {
+                case .success(let bytes):
+                    if options.offset == 0 { self?.store.set(path, interface, "Value", .bytes(bytes)) }
+                    done(.success(bytes))
+                case .failure(let att):
+                    done(.failure(att.clientReply))
+                }
             }
         }
     }
 
+    /// The Flags of a target.
+    private func flags(_ peer: RemotePeer, _ target: AttributeTarget) -> [String] {
+        switch target {
+        case .characteristic(let vh): peer.database.characteristic(valueHandle: vh)?.characteristic.flags ?? []
+        case .descriptor(let h): peer.database.descriptor(handle: h)?.descriptor.flags ?? []
+        }
+    }
+
     /// `WriteValue(ay, a{sv})` on a remote characteristic or descriptor, choosing the procedure
-    /// from "type" and the Flags as bluetoothd's GATT client does.
+    /// from "type" and the Flags as bluetoothd's GATT client does; an encrypted attribute is
+    /// written once the link is (see `SimulatorCore+Pairing.swift`).
     public func writeValue(path: String, value: [UInt8], options: ValueOptions, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        let device: DeviceState, kind: GattObjectKind, peer: RemotePeer
+        do { (device, kind, peer) = try resolve(path) } catch { return done(.failure(error)) }
+        let target: AttributeTarget
+        switch kind {
+        case .service: return writeUnsecured(path: path, value: value, options: options, done)
+        case .characteristic(let vh): target = .characteristic(valueHandle: vh)
+        case .descriptor(let h): target = .descriptor(handle: h)
+        }
+        securing(device, flags: flags(peer, target), write: true, { done(.failure($0)) }) { [weak self] in
+            self?.writeUnsecured(path: path, value: value, options: options, done)
+        }
+    }
+
+    private func writeUnsecured(path: String, value: [UInt8], options: ValueOptions, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         let device: DeviceState, kind: GattObjectKind, peer: RemotePeer
         do { (device, kind, peer) = try resolve(path) } catch { return done(.failure(error)) }
         let ctx = central(for: device)

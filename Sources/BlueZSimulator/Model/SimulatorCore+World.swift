@@ -153,6 +153,7 @@ extension SimulatorCore {
     /// then `/org/bluez` and `adapters` fresh adapters are published again. Peripherals stay.
     public func restart(adapters count: Int) {
         stopRSSIStorm()
+        pairing = PairingRegistry()
         for a in adapters.values {
             for d in a.devices.values {
                 d.connectWork?.cancel()

@@ -58,6 +58,9 @@ public final class SimulatorCore: @unchecked Sendable {
     public weak var monitorBridge: MonitorBridge?
     /// Registered advertisement monitoring apps by (owner, root).
     var monitorApps: [AdvertisementKey: MonitorApp] = [:]
+    /// Agents and pairings in progress (SimulatorCore+Pairing).
+    var pairing = PairingRegistry()
+    var pairingTimeoutValue: Duration = .seconds(30)
 
     typealias GattObjectKind = GattPublisher.ObjectKind
 

@@ -1,0 +1,66 @@
+// PairMode: central-scanner --pair ADDRESS: pairs with one device through our pairing agent.
+
+import BlueCapKit
+import Foundation
+import ExampleSupport
+
+enum PairMode {
+    /// Finds `address`, registers the agent the options ask for, pairs, prints the bond state.
+    static func run(_ manager: CentralManager, address: String, _ options: ScannerOptions, _ console: Console) async -> Int32 {
+        let capability: PairingIOCapability
+        var handlers = PairingHandlers(displayPasskey: { key, device in
+            console.event("passkey", [("address", .string(device.address)), ("passkey", .integer(Int(key)))],
+                          text: "type \(String(format: "%06u", key)) on \(device.address)")
+        })
+        if let passkey = options.passkey {
+            capability = .keyboardDisplay
+            handlers.passkey = { _ in Future(value: passkey) }
+            handlers.confirm = { shown, _ in Future(value: shown == passkey) }
+        } else if options.autoConfirm {
+            capability = .displayYesNo
+            handlers.confirm = { _, _ in Future(value: true) }
+        } else {
+            capability = .noInputNoOutput
+        }
+        handlers.authorize = { _ in Future(value: true) }
+        let agent = PairingAgent(capability: capability, delegate: handlers)
+        agent.whenRequested().onSuccess { request in
+            console.event("agent", [("address", .string(request.device.address)), ("request", .string("\(request.kind)"))],
+                          text: "agent: \(request.kind) from \(request.device.address)")
+        }
+        do {
+            _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value
+            let registration = try await agent.register(for: manager).value
+            defer { _ = registration.unregister() }
+            let peripheral = try await find(address, manager)
+            console.event("pairing", [("address", .string(address)), ("capability", .string(capability.rawValue))],
+                          text: "pairing with \(address) as \(capability.rawValue)")
+            try await peripheral.pair(timeout: .seconds(60)).value
+            let state = peripheral.pairingState
+            console.event("paired", [("address", .string(address)), ("paired", .bool(state.isPaired)), ("bonded", .bool(state.isBonded))],
+                          text: "paired with \(address) (bonded: \(state.isBonded))", result: true)
+            return 0
+        } catch {
+            console.error("pairing with \(address) failed: \(error)")
+            return 1
+        }
+    }
+
+    /// The device bluetoothd knows at `address` under the manager's adapter, else the first a scan finds (30 s).
+    private static func find(_ address: String, _ manager: CentralManager) async throws -> Peripheral {
+        let path = "/org/bluez/\(manager.adapter ?? "hci0")/dev_" + address.replacingOccurrences(of: ":", with: "_")
+        if let known = manager.retrievePeripherals(withIdentifiers: [path]).first { return known }
+        let found = Promise<Peripheral>()
+        let scan = manager.startScanning(timeout: .seconds(30))
+        scan.onSuccess { if $0.address == address { found.success($0) } }
+        scan.onFailure { found.failure($0) }
+        scan.onFinish { found.failure(PairModeError("\(address) was not found within 30 s")) }
+        defer { manager.stopScanning() }
+        return try await found.future.value
+    }
+}
+
+struct PairModeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}

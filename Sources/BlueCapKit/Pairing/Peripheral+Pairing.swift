@@ -1,0 +1,139 @@
+// Peripheral: pairing, bonding, trust and blocking (org.bluez.Device1), and forgetting the device.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+
+extension Peripheral {
+    // MARK: - Bond state
+
+    /// `Device1.Paired`.
+    public var isPaired: Bool { pairingState.isPaired }
+    /// `Device1.Bonded`: the keys are stored, later connections encrypt without pairing again.
+    public var isBonded: Bool { pairingState.isBonded }
+    /// `Device1.Trusted`.
+    public var isTrusted: Bool { pairingState.isTrusted }
+    /// `Device1.Blocked`.
+    public var isBlocked: Bool { pairingState.isBlocked }
+    /// `Paired`, `Bonded`, `Trusted` and `Blocked` at once.
+    public var pairingState: PairingState { state.withLock { PairingState($0.properties) } }
+
+    /// Each change of ``pairingState`` (a `Device1` PropertiesChanged touching `Paired`,
+    /// `Bonded`, `Trusted` or `Blocked`); the last 10 are kept for a late subscriber, older ones
+    /// dropped. The stream never ends while the peripheral exists.
+    public func whenPairingChanges() -> FutureStream<PairingState> {
+        state.withLock { s in
+            if let p = s.pairingUpdates { return p.stream }
+            let p = StreamPromise<PairingState>(capacity: 10)
+            s.pairingUpdates = p
+            return p.stream
+        }
+    }
+
+    /// A `Device1` PropertiesChanged touched the bond state (owner thread).
+    func pairingPropertiesChanged() {
+        let (updates, current) = state.withLock { ($0.pairingUpdates, PairingState($0.properties)) }
+        guard let updates else { return }
+        context.execute { updates.success(current) }
+    }
+
+    // MARK: - Pairing
+
+    /// Pairs with the device: calls `org.bluez.Device1.Pair` (bluetoothd connects first if
+    /// needed). The ``PairingAgent`` registered for this manager answers the local side's
+    /// requests (without one, bluetoothd pairs with Just Works when it can). Succeeds at once when
+    /// the device is already paired.
+    ///
+    /// Fails with a ``BlueCapError`` whose kind is BlueZ's reason:
+    /// `.authenticationRejected` (our agent said no: bluetoothd reports that as
+    /// `AuthenticationFailed`, turned into `.authenticationRejected` here because the library
+    /// knows its agent refused; BlueZ's message is kept), `.authenticationCanceled` (our agent or
+    /// ``cancelPairing()`` gave up), `.authenticationFailed` (the remote side refused, or the
+    /// keys did not match), `.authenticationTimeout`, `.connectionAttemptFailed`, `.alreadyExists`
+    /// (paired meanwhile), `.inProgress`; `.timeout` after `timeout`.
+    public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
+        if isPaired { return Future(value: ()) }
+        let started = ContinuousClock.now
+        let identifier = self.identifier, key = ObjectIdentifier(connection)
+        return call("Peripheral.pair (org.bluez.Device1.Pair)", timeout: timeout) { device throws(BlueZError) in
+            do throws(BlueZError) {
+                try await device.pair(timeout: timeout)
+            } catch {
+                guard error.kind == .authenticationFailed else { throw error }
+                switch LocalAgentAnswers.take(connection: key, device: identifier, since: started) {
+                case .rejected?: throw BlueZError(kind: .authenticationRejected, message: "rejected by this process's pairing agent (BlueZ: \(error.message))",
+                                                  operation: error.operation, path: error.path)
+                case .canceled?: throw BlueZError(kind: .authenticationCanceled, message: "canceled by this process's pairing agent (BlueZ: \(error.message))",
+                                                  operation: error.operation, path: error.path)
+                case nil: throw error
+                }
+            }
+        }
+    }
+
+    /// `pair(timeout:)` with the timeout in seconds (`pair(timeout: 30.0)`).
+    public func pair(timeout seconds: TimeInterval) -> Future<Void> { pair(timeout: .seconds(seconds)) }
+
+    /// Calls `org.bluez.Device1.CancelPairing`: a pending `pair(timeout:)` fails with
+    /// `AuthenticationCanceled`.
+    public func cancelPairing() -> Future<Void> {
+        call("Peripheral.cancelPairing (org.bluez.Device1.CancelPairing)", timeout: .seconds(10)) { device throws(BlueZError) in
+            try await device.cancelPairing()
+        }
+    }
+
+    /// Sets `Device1.Trusted`.
+    public func trust(_ on: Bool = true) -> Future<Void> {
+        call("Peripheral.trust (org.bluez.Device1.Trusted)", timeout: .seconds(5)) { device throws(BlueZError) in
+            try await device.setTrusted(on)
+        }
+    }
+
+    /// Sets `Device1.Blocked` (blocking disconnects the device and refuses its connections).
+    public func block(_ on: Bool = true) -> Future<Void> {
+        call("Peripheral.block (org.bluez.Device1.Blocked)", timeout: .seconds(5)) { device throws(BlueZError) in
+            try await device.setBlocked(on)
+        }
+    }
+
+    /// Calls `org.bluez.Adapter1.RemoveDevice`: disconnects, and removes the device's object,
+    /// bond and cached services from bluetoothd. On success the peripheral is terminated
+    /// (``terminate()``: gone from its manager, its operations fail with `.terminated`); a new
+    /// scan finds the device again as a new, unpaired ``Peripheral``.
+    public func forget() -> Future<Void> {
+        let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
+        let devicePath = path
+        return call("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] device throws(BlueZError) in
+            try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath)
+            terminate()
+        }
+    }
+
+    // MARK: - Calls
+
+    /// `/org/bluez/hci0` for `/org/bluez/hci0/dev_…`.
+    private var parentPath: ObjectPath {
+        let parent = path.rawValue.split(separator: "/").dropLast().joined(separator: "/")
+        return (try? ObjectPath("/" + parent)) ?? path
+    }
+
+    /// Runs one `Device1` call; the future completes on the manager's context with the
+    /// failure mapped to a ``PeripheralError`` naming `operation`.
+    private func call(_ operation: String, timeout: Duration,
+                      _ body: @escaping @Sendable (Device1) async throws(BlueZError) -> Void) -> Future<Void> {
+        let promise = Promise<Void>()
+        let device = Device1(connection: connection, path: path)
+        let context = self.context, identifier = self.identifier
+        Task {
+            let result: Result<Void, any Error>
+            do throws(BlueZError) {
+                try await body(device)
+                result = .success(())
+            } catch {
+                result = .failure(PeripheralError(error, operation: operation, path: identifier, timeout: timeout))
+            }
+            context.execute { promise.complete(result) }
+        }
+        return promise.future
+    }
+}
