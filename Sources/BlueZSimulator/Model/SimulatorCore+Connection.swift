@@ -1,5 +1,5 @@
 // SimulatorCore+Connection: Device1.Connect/Disconnect, the link state machine, ServicesResolved,
-// Device1 settings and pairing. (The GATT objects a connection publishes: GattPublisher.)
+// Device1 settings (Alias, Trusted, Blocked). The GATT objects a connection publishes: GattPublisher.
 
 // MARK: - Connection
 
@@ -162,16 +162,5 @@ extension SimulatorCore {
         default:
             throw .invalidArguments
         }
-    }
-
-    /// `Device1.Pair()`: LE Just Works; Paired and Bonded turn true. Needs a connection or a reachable peer.
-    public func pair(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
-        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
-        if store.property(path, "org.bluez.Device1", "Paired") == .bool(true) { return done(.failure(.alreadyExists)) }
-        guard device.link == .connected || reachable(device) != nil else {
-            return done(.failure(.failed("Page Timeout")))
-        }
-        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
-        done(.success(()))
     }
 }

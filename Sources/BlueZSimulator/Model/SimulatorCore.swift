@@ -4,10 +4,10 @@
 // This file holds its state; each responsibility is an extension in its own file, or a
 // collaborator that owns its state: +Adapters (bring-up, Adapter1 properties, power),
 // +Discovery (sessions, filters, device reports), +Connection (Connect/Disconnect, link loss,
-// ServicesResolved, Device1 settings, pairing), GattPublisher (a connected device's GATT objects
-// and their index), +GattClient (read, write, notify, acquire on remote objects),
-// +LocalRegistrations (applications and advertisements of the peripheral role), +World
-// (simulated peripherals and the radio faults), +Monitors (advertisement monitors, --experimental).
+// ServicesResolved, Device1 settings), +Pairing (agents, Pair, CancelPairing), GattPublisher (a
+// connected device's GATT objects and their index), +GattClient (read, write, notify, acquire on
+// remote objects), +LocalRegistrations (applications and advertisements of the peripheral role),
+// +World (simulated peripherals and the radio faults), +Monitors (advertisement monitors).
 
 import Dispatch
 import Timing
