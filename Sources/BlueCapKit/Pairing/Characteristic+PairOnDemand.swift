@@ -9,7 +9,7 @@ extension Characteristic {
 
     /// Reads the value (`org.bluez.GattCharacteristic1.ReadValue`); with `pairOnDemand`, a read
     /// the device refuses for want of pairing (``BlueCapError/needsPairing``) pairs with
-    /// ``Peripheral/pair(timeout:)`` (`org.bluez.Device1.Pair`) and reads once more.
+    /// ``Peripheral/pair(timeout:)-(Duration)`` (`org.bluez.Device1.Pair`) and reads once more.
     ///
     /// bluetoothd pairs by itself first: when the device answers Insufficient Encryption or
     /// Insufficient Authentication, it raises the link's security (kernel-started pairing, the
