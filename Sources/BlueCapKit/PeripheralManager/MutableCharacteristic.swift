@@ -27,6 +27,8 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     public let permissions: CharacteristicPermissions
     /// The profile it was made from, or an untyped one.
     public let profile: CharacteristicProfile
+    /// The descriptors (`org.bluez.GattDescriptor1` objects below the characteristic).
+    public let descriptors: [MutableDescriptor]
     let local: LocalGattCharacteristic
 
     private struct Streams {
@@ -46,17 +48,22 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     /// the ATT maximum attribute value length.
     public static let defaultMaxLength = LocalGattCharacteristic.defaultMaxLength
 
-    /// A characteristic with its identity, access and initial value. `maxLength` bounds writes.
+    /// A characteristic with its identity, access and initial value. `maxLength` bounds writes;
+    /// `descriptors` are exported below it (with their own security flags).
     public convenience init(uuid: BLEUUID, properties: CharacteristicProperties, permissions: CharacteristicPermissions,
-                value: Data? = nil, name: String = "Unknown", maxLength: Int = MutableCharacteristic.defaultMaxLength) {
+                value: Data? = nil, name: String = "Unknown", maxLength: Int = MutableCharacteristic.defaultMaxLength,
+                descriptors: [MutableDescriptor] = []) {
         self.init(profile: CharacteristicProfile(uuid: uuid, name: name, permissions: permissions, properties: properties,
-                                                 initialValue: value), maxLength: maxLength)
+                                                 initialValue: value), maxLength: maxLength, descriptors: descriptors)
     }
 
-    /// A characteristic described by `profile`, starting with the profile's initial value.
-    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = MutableCharacteristic.defaultMaxLength) {
+    /// A characteristic described by `profile`, starting with the profile's initial value, with
+    /// `descriptors` exported below it.
+    public init(profile: some CharacteristicProfileConvertible, maxLength: Int = MutableCharacteristic.defaultMaxLength,
+                descriptors: [MutableDescriptor] = []) {
         let p = profile.characteristicProfile
         self.profile = p
+        self.descriptors = descriptors
         uuid = p.uuid
         name = p.name
         properties = p.properties
@@ -64,7 +71,8 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         local = LocalGattCharacteristic(
             uuid: p.uuid.uuidString, flags: CharacteristicFlags.bluezFlags(properties: p.properties, permissions: p.permissions),
             value: p.initialValue ?? Data(), maxLength: maxLength,
-            readable: p.permissions.contains(.readable), writable: p.permissions.contains(.writeable))
+            readable: p.permissions.contains(.readable), writable: p.permissions.contains(.writeable),
+            descriptors: descriptors.map(\.local))
         let subscriptions = StreamPromise<SubscriptionEvent>(capacity: 10)
         self.subscriptions = subscriptions
         local.setNotifyingHandler { on in subscriptions.success(on ? .subscribed : .unsubscribed) }

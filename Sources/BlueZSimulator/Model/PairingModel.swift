@@ -66,12 +66,21 @@ public struct SimulatedPairing: Sendable, Equatable {
     /// The passkey it shows (passkey entry with a display) or types (keyboard); nil: the one
     /// the simulated SMP draws.
     public var passkey: UInt32?
+    /// Whether bluetoothd pairs by itself when the peripheral refuses an unpaired central's
+    /// access to an encrypted attribute (true: BlueZ's `change_security` raises the link's
+    /// security, the default agent answering). False models a refusal bluetoothd cannot answer
+    /// that way (its ATT socket's security is not automatic, or raising it fails at once): the
+    /// access fails with `NotPermitted` "Not paired", BlueZ 5.66's answer for ATT 0x05/0x0F,
+    /// and only an explicit `Device1.Pair` lets the central in.
+    public var bluetoothdPairsItself = true
 
     /// A peripheral that pairs with `capability`.
-    public init(capability: SimulatedIOCapability = .noInputNoOutput, behavior: Behavior = .accept, passkey: UInt32? = nil) {
+    public init(capability: SimulatedIOCapability = .noInputNoOutput, behavior: Behavior = .accept, passkey: UInt32? = nil,
+                bluetoothdPairsItself: Bool = true) {
         self.capability = capability
         self.behavior = behavior
         self.passkey = passkey
+        self.bluetoothdPairsItself = bluetoothdPairsItself
     }
 }
 

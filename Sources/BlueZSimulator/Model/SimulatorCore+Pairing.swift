@@ -195,6 +195,7 @@ extension SimulatorCore {
     /// (unless the peer lost them: the link drops); an unpaired one is paired first, as
     /// bluetoothd does on Insufficient Encryption (the default agent answers our side). A failed
     /// pairing drops the link and the access fails with `Failed` "Operation failed with ATT error: 0x0e".
+    /// A peripheral whose `bluetoothdPairsItself` is false is refused with `NotPermitted` "Not paired".
     func securing(_ device: DeviceState, flags: [String], write: Bool, _ fail: @escaping (BlueZErrorReply) -> Void,
                   _ access: @escaping () -> Void) {
         guard Self.needsEncryption(flags, write: write), !device.isEncrypted else { return access() }
@@ -206,6 +207,9 @@ extension SimulatorCore {
             }
             device.isEncrypted = true
             return access()
+        }
+        if (device.peer as? PeripheralPeer)?.spec.pairing.bluetoothdPairsItself == false {
+            return fail(.notPermitted("Not paired"))
         }
         guard pairing.attempts[device.path] == nil else { return fail(.inProgress) }
         let attempt = PairingAttempt(device: device.path) { [weak device] result in
