@@ -45,7 +45,7 @@ struct PairOnDemandTests {
         let (registration, requests) = try await agent(rig, confirms: true)
         defer { withExtendedLifetime(registration) {} }
         let (p, service, _) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         let e = try need(await failure(data.read()))
         #expect(e.kind == .notPermitted && e.message == "Not paired", "\(e)")
         #expect(e.needsPairing)
@@ -63,7 +63,7 @@ struct PairOnDemandTests {
         let (registration, requests) = try await agent(rig, confirms: true)
         defer { withExtendedLifetime(registration) {} }
         let (p, service, _) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         _ = try await data.read(pairOnDemand: true).value
         #expect(data.value == Data([0, 0, 64]))
         #expect(requests.items.count == 1, "\(requests.items)")
@@ -81,7 +81,7 @@ struct PairOnDemandTests {
         let (registration, requests) = try await agent(rig, confirms: true)
         defer { withExtendedLifetime(registration) {} }
         let (p, service, _) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         #expect(await failure(data.write(data: Data([1, 2, 3]))) != nil)
         _ = try await data.write(data: Data([1, 2, 3]), pairOnDemand: true).value
         #expect(requests.items.count == 1)
@@ -98,7 +98,7 @@ struct PairOnDemandTests {
         let (registration, requests) = try await agent(rig, confirms: false)
         defer { withExtendedLifetime(registration) {} }
         let (p, service, _) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         let e = try need(await failure(data.read(pairOnDemand: true)))
         #expect(e.kind == .authenticationRejected, "\(e)")
         #expect(requests.items.count == 1, "paired more than once: \(requests.items)")
@@ -113,7 +113,7 @@ struct PairOnDemandTests {
         let (registration, _) = try await agent(rig, confirms: true)
         defer { withExtendedLifetime(registration) {} }
         let (p, service, _) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         let e = try need(await failure(data.read(pairOnDemand: true)))
         #expect(e.kind == .authenticationFailed, "\(e)")
         #expect(!p.isPaired)
