@@ -77,7 +77,7 @@ asan-if-changed: deps
 ## FUZZ_SECONDS on a scratch copy of its corpus (Tests/Fuzz/corpus/<target> stays as committed;
 ## crashes land in .build/fuzz/artifacts).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer
+FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer ExportedObjectFuzzer
 
 fuzz: deps
 	@mkdir -p .build/fuzz/artifacts

@@ -78,6 +78,8 @@ let package = Package(
                           path: "Tests/Fuzz/DBusMessageFuzzer", swiftSettings: strict),
         .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit", "FuzzSupport"],
                           path: "Tests/Fuzz/SerDeFuzzer", swiftSettings: strict),
+        .executableTarget(name: "ExportedObjectFuzzer", dependencies: ["DBus", "BlueZ", "BlueCapTesting", "Locking", "FuzzSupport"],
+                          path: "Tests/Fuzz/ExportedObjectFuzzer", swiftSettings: strict),
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),
