@@ -86,6 +86,7 @@ fuzz: deps
 			--scratch-path .build/fuzz --product $$t || exit 1; \
 		rm -rf .build/fuzz/corpus-$$t && mkdir -p .build/fuzz/corpus-$$t; \
 		echo "== $$t: $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp \
 		.build/fuzz/debug/$$t .build/fuzz/corpus-$$t Tests/Fuzz/corpus/$$t \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 \
 			-artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \

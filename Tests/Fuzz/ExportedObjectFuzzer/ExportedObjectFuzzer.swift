@@ -122,6 +122,9 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 @main
 struct ExportedObjectFuzzerMain {
     static func main() {
+        // Set up before the first input: libFuzzer's leak check looks at what each input leaves
+        // allocated, and the objects under attack live as long as the process.
+        _ = Target.shared
         FuzzerDriver.run(name: "ExportedObjectFuzzer", arguments: Array(CommandLine.arguments.dropFirst()), target: fuzz) {
             fuzzExportedObjects($0)
         }
