@@ -25,8 +25,11 @@ struct FuzzCorpusReplayTests {
     static func run(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
         guard access(path, X_OK) == 0 else { throw ProcessTestError("\(path) is not built (swift build --build-tests builds it)") }
         var out: [Int32] = [-1, -1]
-        guard pipe(&out) == 0 else { throw ProcessTestError("pipe: errno \(errno)") }
-        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // A close-on-exec pair made atomically: a daemon another test spawns meanwhile must not
+        // inherit the write end (pipe + fcntl leaves a window).
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &out) == 0 else {
+            throw ProcessTestError("socketpair: errno \(errno)")
+        }
         let child: pid_t
         do {
             child = try CleanSpawn.spawn(path, arguments: arguments,

@@ -13,8 +13,11 @@ struct OrphanProcessTests {
         let path = ExampleProcess.binDirectory + "/bluez-sim"
         guard access(path, X_OK) == 0 else { throw ProcessTestError("\(path) is not built (swift build --build-tests builds it)") }
         var out: [Int32] = [-1, -1]
-        guard pipe(&out) == 0 else { throw ProcessTestError("pipe: errno \(errno)") }
-        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // A close-on-exec pair made atomically: a daemon another test spawns meanwhile must not
+        // inherit the write end (pipe + fcntl leaves a window).
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &out) == 0 else {
+            throw ProcessTestError("socketpair: errno \(errno)")
+        }
         defer { close(out[0]) }
         let sim: pid_t
         do {
@@ -59,8 +62,10 @@ struct OrphanProcessTests {
         // that lives as long as the process, so a test thread's exit must not kill the child.
         var toChild: [Int32] = [-1, -1]
         var fromChild: [Int32] = [-1, -1]
-        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw ProcessTestError("pipe: errno \(errno)") }
-        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &toChild) == 0, socketpair(AF_UNIX, type, 0, &fromChild) == 0 else {
+            throw ProcessTestError("socketpair: errno \(errno)")
+        }
         defer { close(toChild[1]); close(fromChild[0]) }
         let (input, output) = (toChild[0], fromChild[1])
         let spawned = try Self.onJoinedThread { () throws(CleanSpawn.Failure) -> pid_t in
