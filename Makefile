@@ -90,7 +90,7 @@ fuzz: deps
 		.build/fuzz/debug/$$t .build/fuzz/corpus-$$t Tests/Fuzz/corpus/$$t \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 \
 			-artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \
-			| grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
+			| grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
 			|| true; \
 		test -z "$$(ls .build/fuzz/artifacts/$$t-* 2>/dev/null)" || { echo "$$t: crash artifacts in .build/fuzz/artifacts"; exit 1; }; \
 	done
