@@ -33,7 +33,7 @@ let package = Package(
         // Layer 3: org.bluez proxies, object tree, errors, exported GATT app and advertisements.
         .target(name: "BlueZ", dependencies: ["DBus", "Locking", "Timing"], swiftSettings: strict),
         // Layer 4: futures. Depends on nothing of ours but the lock.
-        .target(name: "Futures", dependencies: ["Locking"], swiftSettings: strict),
+        .target(name: "Futures", dependencies: ["Locking", "Timing"], swiftSettings: strict),
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
@@ -64,7 +64,7 @@ let package = Package(
                 path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking", "BlueCapTesting"], swiftSettings: strict),
         .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
-        .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking"], swiftSettings: strict),
+        .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking", "Timing"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Dispatch
+import Timing
 
 // MARK: - ExecutionContext
 
@@ -23,19 +24,17 @@ public protocol ExecutionContext: Sendable {
 }
 
 extension ExecutionContext {
-    /// Default delayed execution: a timer on a global queue that then hops onto this context.
+    /// Default delayed execution: ``schedule(after:_:)``, the handle dropped.
     public func execute(after delay: Duration, _ task: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatchInterval) {
-            self.execute(task)
-        }
+        _ = schedule(after: delay, task)
     }
-}
 
-extension ExecutionContext {
-    /// Default cancellable delayed execution: a Dispatch timer on a global queue that then hops
-    /// onto this context; cancelling the handle cancels the timer, which releases `task`.
+    /// Default cancellable delayed execution: a timer of `Timing.SystemClock.shared` (the
+    /// global queue) that then hops onto this context; cancelling the handle cancels the
+    /// timer, which releases `task`.
+    @discardableResult
     public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        DispatchTimer.start(on: DispatchQueue.global(), after: delay) { self.execute(task) }
+        SystemClock.shared.schedule(after: delay) { self.execute(task) }
     }
 }
 
@@ -94,59 +93,15 @@ public struct QueueContext: ExecutionContext {
         queue.async(execute: task)
     }
 
-    /// Runs `task` on the queue after `delay` (a Dispatch timer source) unless the returned handle
-    /// is cancelled first; cancelling releases `task` at once.
+    /// Runs `task` on the queue after `delay` (a `Timing.SystemClock` timer on the queue)
+    /// unless the returned handle is cancelled first; cancelling releases `task` at once.
+    @discardableResult
     public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        DispatchTimer.start(on: queue, after: delay, task)
+        SystemClock(queue: queue).schedule(after: delay, task)
     }
 
     /// Submits `task` to the queue after `delay`.
     public func execute(after delay: Duration, _ task: @escaping @Sendable () -> Void) {
-        queue.asyncAfter(deadline: .now() + delay.dispatchInterval, execute: task)
-    }
-}
-
-// MARK: - DispatchTimer
-
-/// One-shot cancellable timers on Dispatch timer sources.
-enum DispatchTimer {
-    /// Runs `task` on `queue` once `delay` has elapsed, unless the returned handle is cancelled.
-    /// Cancelling the source makes Dispatch release its handler, and with it `task`.
-    static func start(
-        on queue: DispatchQueue, after delay: Duration, _ task: @escaping @Sendable () -> Void
-    ) -> ScheduledTask {
-        let timer = TimerSource(DispatchSource.makeTimerSource(queue: queue))
-        // The handler references the source until it fires or is cancelled; cancelling either
-        // way releases the handler, breaking that cycle.
-        timer.source.setEventHandler {
-            timer.source.cancel()
-            task()
-        }
-        timer.source.schedule(deadline: .now() + delay.dispatchInterval)
-        timer.source.resume()
-        return ScheduledTask { timer.source.cancel() }
-    }
-}
-
-/// A Dispatch timer source shared between its handler and the handle that cancels it.
-private final class TimerSource: @unchecked Sendable {
-    // @unchecked Sendable: after set-up only `cancel()` is called from other threads, and
-    // libdispatch serialises dispatch_source_cancel internally (it is documented thread-safe).
-    let source: any DispatchSourceTimer
-
-    init(_ source: any DispatchSourceTimer) {
-        self.source = source
-    }
-}
-
-// MARK: - Duration conversion
-
-extension Duration {
-    /// This duration as a Dispatch interval (nanosecond precision, negative values clamp to 0).
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanos.overflow else { return .never }
-        return .nanoseconds(Int(max(0, nanos.partialValue + attoseconds / 1_000_000_000)))
+        schedule(after: delay, task)
     }
 }

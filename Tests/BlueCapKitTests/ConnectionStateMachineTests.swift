@@ -72,7 +72,8 @@ struct ConnectionStateMachineTests {
         row(idle, .linkUp, idle, []),
         row(idle, .linkDown(serviceGone: false), idle, [.failPending(serviceGone: false)]),
         row(idle, .deviceRemoved(serviceGone: false), idle, [.failPending(serviceGone: false)]),
-        row(idle, .disconnectRequested(deviceConnected: true), idle, []),
+        row(idle, .disconnectRequested(deviceConnected: true), idle, [.disconnectLink]),
+        row(idle, .disconnectRequested(deviceConnected: false), idle, []),
         row(idle, .terminate(deviceConnected: false), terminated, [.tearDown(disconnect: false)]),
         row(idle, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
 

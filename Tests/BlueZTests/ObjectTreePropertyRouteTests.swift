@@ -13,7 +13,7 @@ struct ObjectTreePropertyRouteTests {
 
     /// A discovered SensorTag; returns its path.
     func discoveredDevice(_ h: TreeHarness) async throws -> ObjectPath {
-        h.simulator.add(sensorTag(Self.address))
+        h.simulator.add(simulatedSensorTag(Self.address))
         try await h.waitUntil("loaded") { h.tree.status.loaded }
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")
         try await h.waitUntil("device") { h.tree.properties(at: Self.device, interface: Device1.interface)?["RSSI"] != nil }

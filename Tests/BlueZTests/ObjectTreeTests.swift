@@ -16,7 +16,7 @@ struct ObjectTreeTests {
         #expect(h.tree.paths(withInterface: Adapter1.interface) == ["/org/bluez/hci0", "/org/bluez/hci1"])
         #expect(h.tree.objects == (try await h.managedObjects()))
 
-        for i in 1...3 { h.simulator.add(sensorTag("C0:FF:EE:00:00:0\(i)")) }
+        for i in 1...3 { h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:0\(i)")) }
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")
         try await h.waitUntil("three devices") { h.tree.paths(withInterface: "org.bluez.Device1").count == 3 }
         let device: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
@@ -24,7 +24,7 @@ struct ObjectTreeTests {
         try await h.waitUntil("services resolved") {
             h.tree.properties(at: device, interface: "org.bluez.Device1")?["ServicesResolved"] == .bool(true)
         }
-        #expect(h.tree.paths(withInterface: "org.bluez.GattCharacteristic1", under: device).count == 2)
+        #expect(h.tree.paths(withInterface: "org.bluez.GattCharacteristic1", under: device).count == 3)
         #expect(h.tree.objects == (try await h.managedObjects()))
 
         try await h.call(device, "org.bluez.Device1", "Disconnect")
@@ -44,7 +44,7 @@ struct ObjectTreeTests {
         try await h.waitUntil("loaded") { h.tree.status.loaded }
         let before = h.client.matchRuleCounters.addMatch
         #expect(before == 3)
-        for i in 10...29 { h.simulator.add(sensorTag("C0:FF:EE:00:00:\(i)")) }
+        for i in 10...29 { h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:\(i)")) }
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")
         try await h.waitUntil("twenty devices") { h.tree.paths(withInterface: "org.bluez.Device1").count == 20 }
         h.simulator.updatePeripheral("C0:FF:EE:00:00:10") { $0.rssi = -90 }
@@ -65,8 +65,8 @@ struct ObjectTreeTests {
         let o1 = h.tree.observe(path: device) { exact.append($0) }
         let o2 = h.tree.observe(subtree: device) { subtree.append($0) }
         defer { o1.cancel(); o2.cancel() }
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:01"))
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:02"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:02"))
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")
         try await h.call(device, "org.bluez.Device1", "Connect")
         try await h.waitUntil("resolved") {
@@ -83,7 +83,7 @@ struct ObjectTreeTests {
         let h = try await TreeHarness.start()
         defer { h.stop() }
         try await h.waitUntil("loaded") { h.tree.status.loaded }
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:01"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01"))
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")
         try await h.waitUntil("device") { !h.tree.paths(withInterface: "org.bluez.Device1").isEmpty }
         let firstOwner = h.tree.status.owner

@@ -8,11 +8,11 @@ import TestSupport
 
 @Suite("ObjectTree value routes", .serialized, .timeLimit(.minutes(1)))
 struct ObjectTreeValueRouteTests {
-    static let dataUUID = "F000AA11-0451-4000-B000-000000000000"
+    static let dataUUID = AccelerometerUUIDs.data.uuidString
 
     /// A connected SensorTag with StartNotify on its data characteristic; returns that path.
     func notifyingCharacteristic(_ h: TreeHarness) async throws -> ObjectPath {
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:01"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01"))
         let device: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
         try await h.waitUntil("loaded") { h.tree.status.loaded }
         try await h.call("/org/bluez/hci0", Adapter1.interface, "StartDiscovery")

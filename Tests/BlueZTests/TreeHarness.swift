@@ -72,15 +72,6 @@ final class TreeHarness: Sendable {
     }
 }
 
-func sensorTag(_ address: String) -> SimulatedPeripheral {
-    SimulatedPeripheral.spec(address: address).name("SensorTag").rssi(-50)
-        .advertising(uuids: ["F000AA10-0451-4000-B000-000000000000"])
-        .service("F000AA10-0451-4000-B000-000000000000") {
-            $0.characteristic("F000AA11-0451-4000-B000-000000000000", flags: [.read, .notify], value: Data([0, 0, 64]))
-            $0.characteristic("F000AA12-0451-4000-B000-000000000000", flags: [.read, .write], value: Data([0]))
-        }
-}
-
 struct WaitTimedOut: Error, CustomStringConvertible {
     let what: String
     let after: Duration

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 @testable import Futures
+import Timing
 
 @Suite("Execution contexts")
 struct ContextTests {
@@ -71,6 +72,35 @@ struct ContextTests {
         context.advance(by: .milliseconds(5))
         #expect(order.values == ["now", "t10", "t20"])
         #expect(context.pendingCount == 0)
+    }
+
+    @Test("a manual context on a shared ManualClock: the clock's other work and the context's timers run in one deadline order, by either's advance")
+    func manualContextSharesItsClock() {
+        let clock = ManualClock()
+        let context = ManualContext(clock: clock)
+        let order = Recorder<String>()
+        let timeout = Promise<Int>().future.timeout(after: .milliseconds(30), context: context)
+        timeout.onFailure(context: context) { order.append("timeout \($0)") }
+        clock.schedule(after: .milliseconds(20)) { order.append("clock 20") }
+        context.execute(after: .milliseconds(10)) { order.append("context 10") }
+        #expect(context.pendingCount == 3 && clock.pendingCount == 3)
+        // The clock's own advance runs the context's timers, and the tasks they queue right after.
+        #expect(clock.advance(by: .milliseconds(25)) == 2)
+        #expect(order.values == ["context 10", "clock 20"])
+        #expect(context.now == .milliseconds(25))
+        #expect(context.advance(by: .milliseconds(5)) == 2)
+        #expect(order.values == ["context 10", "clock 20", "timeout \(FuturesError.timeout(after: .milliseconds(30)))"])
+        #expect(context.pendingCount == 0)
+    }
+
+    @Test("ScheduledTask is Timing's ClockTask: a context's timer handle and a clock's are one type")
+    func scheduledTaskIsClockTask() {
+        let clock = ManualClock()
+        let handle: ClockTask = ManualContext(clock: clock).schedule(after: .seconds(1)) {}
+        let same: ScheduledTask = handle
+        #expect(clock.pendingCount == 1)
+        #expect(same.cancel())
+        #expect(clock.pendingCount == 0 && handle.isCancelled)
     }
 
     @Test("the default delayed execution hops onto the context after the delay")

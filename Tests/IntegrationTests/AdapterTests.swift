@@ -10,7 +10,7 @@ import TestSupport
 struct AdapterTests {
     @Test("list() gives every adapter bluetoothd publishes, by index, with address, names, flags and roles")
     func enumeration() async throws {
-        let h = try await CentralHarness.start(adapters: 3, experimental: true)
+        let h = try await CentralRig.start(adapters: 3, experimental: true)
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
         let list = try await adapters.list().value
@@ -25,7 +25,7 @@ struct AdapterTests {
 
     @Test("setting Powered, Alias, Discoverable (with its timeout) and Pairable is seen in the stream as changes")
     func settings() async throws {
-        let h = try await CentralHarness.start(adapters: 2)
+        let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
         _ = try await adapters.list().value
@@ -47,7 +47,7 @@ struct AdapterTests {
 
     @Test("a setter on an adapter bluetoothd does not have fails with notFound")
     func unknownAdapter() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
         let error = await #expect(throws: BlueCapError.self) { try await adapters.setPowered(true, adapter: "hci7").value }
@@ -58,7 +58,7 @@ struct AdapterTests {
 
     @Test("an adapter unplugged and plugged back is seen as removed then added, with the same address")
     func hotPlug() async throws {
-        let h = try await CentralHarness.start(adapters: 2)
+        let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
         let before = try await adapters.list().value
@@ -74,7 +74,7 @@ struct AdapterTests {
 
     @Test("a manager bound to hci1 reads .poweredOff while hci1 is unplugged and .poweredOn once it is back")
     func boundManagerLosesAdapter() async throws {
-        let h = try await CentralHarness.start(adapters: 2)
+        let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
         let manager = CentralManager(adapter: "hci1", connection: h.client)
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
@@ -89,7 +89,7 @@ struct AdapterTests {
 
     @Test("a manager bound to hci1 follows its address: another controller taking hci1 is not it; its own back as hci2 is")
     func boundManagerFollowsAddress() async throws {
-        let h = try await CentralHarness.start(adapters: 2)
+        let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
         let manager = CentralManager(adapter: "hci1", connection: h.client)
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
@@ -105,7 +105,7 @@ struct AdapterTests {
 
     @Test("a manager without an adapter name moves to another powered adapter when its own is removed, and says so")
     func automaticManagerMoves() async throws {
-        let h = try await CentralHarness.start(adapters: 2)
+        let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
         #expect(h.manager.adapter == "hci0")
         let moves = collect(h.manager.whenAdapterChanges())
@@ -116,23 +116,23 @@ struct AdapterTests {
         try await waitUntil("powered on") { states.items.last == .poweredOn }
         #expect(!states.items.contains(.resetting) && !states.items.contains(.unsupported), "\(states.items)")
         // It scans on the new adapter.
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:21"), inRangeOf: [1])
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:21"), inRangeOf: [1])
         let p = try await h.discover("C0:FF:EE:00:00:21")
         #expect(p.identifier.hasPrefix("/org/bluez/hci1/"))
     }
 
     @Test("scanning on several adapters at once tags each result with the adapter that heard it")
     func multiAdapterScan() async throws {
-        let h = try await CentralHarness.start(adapters: 3)
+        let h = try await CentralRig.start(adapters: 3)
         defer { h.stop() }
         let adapters = Adapters(connection: h.client)
         _ = try await adapters.list().value
         let seen = Collector<String>()
-        adapters.startScanning(on: ["hci0", "hci2"], forServiceUUIDs: [accelerometerService])
+        adapters.startScanning(on: ["hci0", "hci2"], forServiceUUIDs: [AccelerometerUUIDs.service])
             .onSuccess(context: .immediate) { seen.append("\($0.adapter) \($0.peripheral.address)") }
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:31"), inRangeOf: [0, 2])
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:32"), inRangeOf: [2])
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:33"), inRangeOf: [1])
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:31"), inRangeOf: [0, 2])
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:32"), inRangeOf: [2])
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:33"), inRangeOf: [1])
         try await seen.wait(for: 3)
         #expect(Set(seen.items) == ["hci0 C0:FF:EE:00:00:31", "hci2 C0:FF:EE:00:00:31", "hci2 C0:FF:EE:00:00:32"])
         let clients = h.simulator.sync { core in [0, 1, 2].map { core.discoveryClients(adapter: $0).count } }

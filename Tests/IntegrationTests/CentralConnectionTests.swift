@@ -1,4 +1,5 @@
-// ConnectionEvent semantics and transient-error retries, each produced by its simulator fault.
+// ConnectionEvent semantics, each produced by its simulator fault. (Transient Connect errors:
+// ReliabilityTests/ConnectReliabilityTests.)
 import BlueCapKit
 import BlueZSimulator
 import DBus
@@ -13,9 +14,9 @@ struct CentralConnectionTests {
 
     @Test("Connect never answered: .timeout, then .giveUp once timeouts exceed timeoutRetries; a reconnect then connects")
     func timeoutThenGiveUp() async throws {
-        let h = try await CentralHarness.start(manualClock: true)
+        let h = try await CentralRig.start(manualClock: true)
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply, count: 2))
         let events = h.connect(p, timeoutRetries: 1, connectionTimeout: .milliseconds(300))
@@ -37,9 +38,9 @@ struct CentralConnectionTests {
 
     @Test("a delayed Connect longer than connectionTimeout yields .timeout")
     func delayedConnect() async throws {
-        let h = try await CentralHarness.start(manualClock: true)
+        let h = try await CentralRig.start(manualClock: true)
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .delay(.seconds(2)), count: 1))
         let events = h.connect(p, timeoutRetries: 3, connectionTimeout: .milliseconds(200))
@@ -50,9 +51,9 @@ struct CentralConnectionTests {
 
     @Test("the link dropping yields .disconnect; reconnect connects; more drops than disconnectRetries yield .giveUp")
     func dropLink() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         let events = h.connect(p, disconnectRetries: 1)
         try await events.events.wait(for: 1)
@@ -71,9 +72,9 @@ struct CentralConnectionTests {
 
     @Test("disconnect() yields .forceDisconnect once, and is idempotent")
     func forceDisconnect() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         let events = h.connect(p)
         try await events.events.wait(for: 1)
@@ -89,25 +90,25 @@ struct CentralConnectionTests {
 
     @Test("bluetoothd answers Connect before it signals Connected=true: at .connect the peripheral is connected")
     func connectedAtConnectEvent() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         let atConnect = Collector<Bool>()
         p.connect().onSuccess(context: .immediate) { e in
             if e.connectionEvent == .connect { atConnect.append(e.peripheral.isConnected) }
         }
         #expect(try await atConnect.wait(for: 1) == [true])
-        _ = try await p.discoverServices([accelerometerService], timeout: .seconds(5)).value
-        let service = try #require(p.service(accelerometerService))
-        _ = try await service.discoverCharacteristics([accelerometerData], timeout: .seconds(5)).value
+        _ = try await p.discoverServices([AccelerometerUUIDs.service], timeout: .seconds(5)).value
+        let service = try #require(p.service(AccelerometerUUIDs.service))
+        _ = try await service.discoverCharacteristics([AccelerometerUUIDs.data], timeout: .seconds(5)).value
     }
 
     @Test("the connection timer of an earlier connect() never cancels a later connect()'s attempt")
     func staleConnectionTimer() async throws {
-        let h = try await CentralHarness.start(manualClock: true)
+        let h = try await CentralRig.start(manualClock: true)
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         let first = h.connect(p, connectionTimeout: .milliseconds(400))
         try await first.events.wait(for: 1)
@@ -123,25 +124,11 @@ struct CentralConnectionTests {
         #expect(second.events.items == [.connect])
     }
 
-    @Test("InProgress and le-connection-abort-by-local from Connect are retried before surfacing")
-    func transientRetries() async throws {
-        let h = try await CentralHarness.start()
-        defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
-        let p = try await h.discover(tag)
-        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.inProgress), count: 2))
-        h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.failed("le-connection-abort-by-local")), count: 1))
-        let events = h.connect(p)
-        try await events.events.wait(for: 1)
-        #expect(events.events.items == [.connect])
-        #expect(events.failures.items.isEmpty)
-    }
-
     @Test("a permanent Connect error is pushed as a PeripheralError naming the call and BlueZ's error")
     func permanentFailure() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
         h.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .error(.notAuthorized), count: 1))
         let stream = p.connect()
@@ -158,12 +145,12 @@ struct CentralConnectionTests {
 
     @Test("twenty simulated devices connect at once and each reads its characteristic")
     func twentyDevices() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let addresses = (10..<30).map { "C0:FF:EE:00:01:\($0)" }
-        for a in addresses { h.simulator.add(sensorTag(a)) }
+        for a in addresses { h.simulator.add(simulatedSensorTag(a)) }
         let found = Collector<Peripheral>()
-        h.manager.startScanning(forServiceUUIDs: [accelerometerService]).onSuccess(context: .immediate) { found.append($0) }
+        h.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).onSuccess(context: .immediate) { found.append($0) }
         let peripherals = try await found.wait(for: 20)
         h.manager.stopScanning()
         #expect(Set(peripherals.map(\.address)) == Set(addresses))
@@ -176,8 +163,8 @@ struct CentralConnectionTests {
             try await withThrowingTaskGroup(of: UInt8?.self) { group in
                 for p in peripherals {
                     group.addTask {
-                        _ = try await p.discoverServices([accelerometerService]).value
-                        let c = try need(p.service(accelerometerService)?.characteristic(accelerometerPeriod))
+                        _ = try await p.discoverServices([AccelerometerUUIDs.service]).value
+                        let c = try need(p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.period))
                         return try await c.read().value.value(as: UInt8.self)
                     }
                 }

@@ -12,15 +12,15 @@ struct CentralGattTests {
 
     @Test("notifications come back after the link drops and the app reconnects; the update stream stays open")
     func resubscribeAfterReconnect() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let (p, service, events) = try await h.ready(tag, disconnectRetries: 3)
-        let data = try #require(service.characteristic(accelerometerData))
+        let data = try #require(service.characteristic(AccelerometerUUIDs.data))
         let updates = Collector<UInt8>()
         data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let b = $0.data?.first { updates.append(b) } }
         _ = try await data.startNotifying().value
-        h.simulator.notify(peripheral: tag, characteristic: accelerometerData.uuidString, value: Data([1]))
+        h.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([1]))
         try await updates.wait(for: 1)
         h.simulator.dropLink(device: p.identifier)
         try await events.events.wait(for: 2)
@@ -38,23 +38,23 @@ struct CentralGattTests {
         try await events.events.wait(for: 3)
         #expect(events.events.items == [.connect, .disconnect, .connect])
         try await acquired.wait(for: 1)
-        #expect(h.simulator.notify(peripheral: tag, characteristic: accelerometerData.uuidString, value: Data([2])) == 1)
+        #expect(h.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([2])) == 1)
         #expect(try await updates.wait(for: 2) == [1, 2])
         #expect(data.isNotifying)
     }
 
     @Test("descriptors are listed and read; the CCC is present on notifying characteristics")
     func descriptors() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        let spec = sensorTag(tag).service("180F") {
+        let spec = simulatedSensorTag(tag).service("180F") {
             $0.characteristic("2A19", flags: [.read], value: Data([87])) { c in
                 c.descriptor("2901", value: Data("Battery".utf8))
             }
         }
         h.simulator.add(spec)
         let (p, service, _) = try await h.ready(tag)
-        let data = try #require(service.characteristic(accelerometerData))
+        let data = try #require(service.characteristic(AccelerometerUUIDs.data))
         #expect(data.descriptors.map(\.uuid).contains("2902"))
         _ = try await p.discoverServices(["180F"]).value
         let battery = try #require(p.service("180F")?.characteristic("2A19"))
@@ -68,9 +68,9 @@ struct CentralGattTests {
 
     @Test("write without response reaches the peripheral; operations on a disconnected peripheral fail with notConnected")
     func writeCommandAndNotConnected() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        let spec = sensorTag(tag).service("FFE0") {
+        let spec = simulatedSensorTag(tag).service("FFE0") {
             $0.characteristic("FFE1", flags: [.writeWithoutResponse], value: Data())
         }
         h.simulator.add(spec)
@@ -81,7 +81,7 @@ struct CentralGattTests {
         _ = try await command.write(data: Data([7, 7]), type: .withoutResponse).value
         _ = try await command.write(data: Data([8]), type: .withoutResponse).value
         // The command is unacknowledged: a read-back through a later request orders it.
-        let enabled = try #require(p.service(accelerometerService)?.characteristic(accelerometerEnabled))
+        let enabled = try #require(p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.enabled))
         _ = try await enabled.read().value
         #expect(h.simulator.value(peripheral: tag, characteristic: "FFE1") == Data([8]))
         p.disconnect()

@@ -10,38 +10,38 @@ import TestSupport
 struct CentralScanTests {
     @Test("UUID and RSSI filters are applied even when another client's scan reports everything")
     func clientSideFiltering() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         // Another client scanning without a filter: bluetoothd merges filters and reports all.
         let other = try h.bus.connect()
         _ = try await other.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
                                  member: "StartDiscovery", timeout: .seconds(5))
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:01", rssi: -40))
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:02", rssi: -90))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01", rssi: -40))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:02", rssi: -90))
         h.simulator.add(.spec(address: "C0:FF:EE:00:00:03").name("Battery").rssi(-30).advertising(uuids: ["180F"]))
         let found = Collector<String>()
-        h.manager.startScanning(forServiceUUIDs: [accelerometerService], options: ScanOptions(rssiThreshold: -60))
+        h.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service], options: ScanOptions(rssiThreshold: -60))
             .onSuccess(context: .immediate) { found.append($0.address) }
         try await found.wait(for: 1)
         // Let the battery device's and the weak tag's reports go by: a third, matching device
         // arriving later proves the stream kept running and the others were dropped.
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:04", rssi: -45))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:04", rssi: -45))
         try await found.wait(for: 2)
         #expect(found.items == ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:04"])
     }
 
     @Test("without allowDuplicates a peripheral is yielded once; with it, on each advertisement update")
     func duplicates() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let tag = "C0:FF:EE:00:00:01"
-        h.simulator.add(sensorTag(tag).manufacturerData(id: 0x000D, data: Data([1])))
+        h.simulator.add(simulatedSensorTag(tag).manufacturerData(id: 0x000D, data: Data([1])))
         let once = Collector<Int16?>()
         h.manager.startScanning().onSuccess(context: .immediate) { once.append($0.rssi) }
         try await once.wait(for: 1)
         h.simulator.updatePeripheral(tag) { $0.rssi = -80 }
         h.simulator.updatePeripheral(tag) { $0.manufacturerData[0x000D] = Data([2]) }
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:02"))  // a later sighting marks the end of the updates
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:02"))  // a later sighting marks the end of the updates
         try await once.wait(for: 2)
         #expect(once.items.count == 2)
         h.manager.stopScanning()
@@ -59,7 +59,7 @@ struct CentralScanTests {
 
     @Test("a scan with a timeout stops discovery and finishes its stream")
     func scanTimeout() async throws {
-        let h = try await CentralHarness.start(manualClock: true)
+        let h = try await CentralRig.start(manualClock: true)
         defer { h.stop() }
         let finished = Collector<Bool>()
         let stream = h.manager.startScanning(timeout: .milliseconds(200))
@@ -76,7 +76,7 @@ struct CentralScanTests {
 
     @Test("a scan whose timeout passes before bluetoothd answered SetDiscoveryFilter never starts discovery")
     func scanTimeoutBeforeTheFilterReply() async throws {
-        let h = try await CentralHarness.start(manualClock: true)
+        let h = try await CentralRig.start(manualClock: true)
         defer { h.stop() }
         let finished = Collector<Bool>()
         h.manager.startScanning(timeout: .milliseconds(200)).onFinish(context: .immediate) { finished.append(true) }
@@ -91,16 +91,16 @@ struct CentralScanTests {
 
     @Test("when BlueZ stops discovery behind our back, the watchdog starts it again")
     func watchdog() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let found = Collector<String>()
         h.manager.startScanning().onSuccess(context: .immediate) { found.append($0.address) }
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:01"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01"))
         try await found.wait(for: 1)
         let me = h.client.uniqueName
         h.simulator.sync { core in try? core.stopDiscovery(adapter: 0, sender: me) }
         // Discovering went false; the next device is only reported if discovery was restarted.
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:02"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:02"))
         let items = try await found.wait(for: 2)
         #expect(items.contains("C0:FF:EE:00:00:02"))
         #expect(h.manager.isScanning)

@@ -14,9 +14,9 @@ struct ConnectAttemptTimerTests {
 
     @Test("an attempt's timer is gone once it connects, and once disconnect() cancels it, not left to its deadline")
     func timerEndsWithTheAttempt() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let p = try await h.discover(tag)
 
         // Connected: the timer (30 s) is cancelled before `.connect` is yielded.

@@ -10,14 +10,14 @@ import TestSupport
 struct ErrorModelBusTests {
     @Test("a central's read refused by the firmware fails with BlueCapError naming the call, the path and the ATT code")
     func centralReadError() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let tag = "00:AA:01:00:00:31"
-        h.simulator.add(sensorTag(tag).firmware(PeripheralFirmware(onRead: { request in
+        h.simulator.add(simulatedSensorTag(tag).firmware(PeripheralFirmware(onRead: { request in
             request.characteristic.lowercased().hasPrefix("f000aa13") ? .failure(.unlikelyError) : nil
         })))
         let (_, service, _) = try await h.ready(tag)
-        let period = try need(service.characteristic(accelerometerPeriod), "period")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
         let error = try #require(try await errorOf(period.read(timeout: .seconds(5))) as? BlueCapError)
         #expect(error.kind == .failed, "\(error)")
         #expect(error.attError == .unlikelyError, "\(error)")
@@ -27,36 +27,36 @@ struct ErrorModelBusTests {
 
     @Test("the peripheral manager fails with BlueCapError naming PeripheralManager.add and the GattManager1 call")
     func peripheralAddError() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true)
         defer { Task { await h.stop() } }
         let service = MutableService(profile: Accelerometer.profile)
-        try await h.manager.add(service).value
-        let twice = try #require(try await errorOf(h.manager.add(service)) as? BlueCapError)
+        try await h.peripheralManager.add(service).value
+        let twice = try #require(try await errorOf(h.peripheralManager.add(service)) as? BlueCapError)
         #expect(twice.kind == .alreadyExists)
         #expect(twice.operation == "PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)")
-        #expect(twice.path == h.manager.applicationRoot.rawValue)
+        #expect(twice.path == h.peripheralManager.applicationRoot.rawValue)
 
         // BlueZ refusing the registration: its error, our operation, the adapter's path.
         h.simulator.inject(MethodFault("org.bluez.GattManager1.RegisterApplication",
                                        action: .error(.bluez("AlreadyExists", "Already Exists"))))
         let other = MutableService(uuid: "180F", characteristics: [
             MutableCharacteristic(uuid: "2A19", properties: [.read], permissions: [.readable], value: Data([90]))])
-        let refused = try #require(try await errorOf(h.manager.add(other)) as? BlueCapError)
+        let refused = try #require(try await errorOf(h.peripheralManager.add(other)) as? BlueCapError)
         #expect(refused.kind == .alreadyExists, "\(refused)")
         #expect(refused.bluez?.kind == .alreadyExists, "\(refused)")
         #expect(refused.operation == "PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)", "\(refused)")
-        #expect(refused.path == h.manager.adapterPath, "\(refused)")
-        #expect(h.manager.services.count == 1, "the refused service is not kept")
+        #expect(refused.path == h.peripheralManager.adapterPath, "\(refused)")
+        #expect(h.peripheralManager.services.count == 1, "the refused service is not kept")
     }
 
     @Test("stopAdvertising and removeAllServices need no `_ =`; their errors are BlueCapError too")
     func discardableResults() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true)
         defer { Task { await h.stop() } }
-        h.manager.removeAllServices()
-        h.manager.stopAdvertising()
+        h.peripheralManager.removeAllServices()
+        h.peripheralManager.stopAdvertising()
         let missing = MutableService(uuid: "180F")
-        let error = try #require(try await errorOf(h.manager.remove(missing)) as? BlueCapError)
+        let error = try #require(try await errorOf(h.peripheralManager.remove(missing)) as? BlueCapError)
         #expect(error.kind == .doesNotExist)
         #expect(error.operation == "PeripheralManager.remove (org.bluez.GattManager1.UnregisterApplication)")
     }

@@ -61,10 +61,10 @@ struct ExamplesReadmeSnippetTests {
 
     @Test("the README's binding snippet reads the simulated battery and follows its notifications")
     func profileBinding() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let tag = "C0:FF:EE:00:00:08"
-        h.simulator.add(sensorTag(tag).service("180F") {
+        h.simulator.add(simulatedSensorTag(tag).service("180F") {
             $0.characteristic("2A19", flags: [.read, .notify], value: Data([64]))
             $0.characteristic("2A29", flags: [.read], value: Data("Texas Instruments".utf8))
         })

@@ -15,7 +15,7 @@ struct MonitorTests {
 
     @Test("without --experimental: the stream fails at once with monitoringUnavailable saying how to enable it, and no scan starts")
     func experimentalOff() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let failures = Collector<String>()
         let codes = Collector<BlueCapError.Kind>()
@@ -34,7 +34,7 @@ struct MonitorTests {
 
     @Test("without --experimental and with fallbackToActiveScanning: an active scan finds the device by the pattern")
     func fallback() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let found = Collector<String>()
         h.manager.startMonitoring(patterns: [Self.pattern], fallbackToActiveScanning: true)
@@ -51,7 +51,7 @@ struct MonitorTests {
 
     @Test("a manufacturer-data pattern finds the advertiser without any discovery, and reports it lost once it stops")
     func foundAndLost() async throws {
-        let h = try await CentralHarness.start(experimental: true)
+        let h = try await CentralRig.start(experimental: true)
         defer { h.stop() }
         let events = Collector<String>()
         h.manager.startMonitoring(patterns: [Self.pattern], rssi: Self.rssi)
@@ -74,26 +74,26 @@ struct MonitorTests {
 
     @Test("without RSSI settings every matching advertisement is a found and nothing is ever lost")
     func noRSSI() async throws {
-        let h = try await CentralHarness.start(experimental: true)
+        let h = try await CentralRig.start(experimental: true)
         defer { h.stop() }
         let events = Collector<String>()
-        h.manager.startMonitoring(patterns: [.serviceUUID(accelerometerService)])
+        h.manager.startMonitoring(patterns: [.serviceUUID(AccelerometerUUIDs.service)])
             .onSuccess(context: .immediate) { events.append("\($0)") }
         try await waitUntil("activated") { h.manager.isMonitoring }
         let tag = "C0:FF:EE:00:00:61"
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         try await events.wait(for: 1)
         h.simulator.updatePeripheral(tag) { $0.rssi = -70 }
         try await events.wait(for: 2)
         h.simulator.removePeripheral(tag)
-        h.simulator.add(sensorTag("C0:FF:EE:00:00:62"))
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:62"))
         try await events.wait(for: 3)
         #expect(events.items.allSatisfy { $0.hasPrefix("found") }, "\(events.items)")
     }
 
     @Test("a pattern on a BlueZ advertiser's local name never matches (it is in the scan response); its manufacturer data does")
     func localNameIsInScanResponse() async throws {
-        let h = try await CentralHarness.start(adapters: 2, experimental: true)
+        let h = try await CentralRig.start(adapters: 2, experimental: true)
         defer { h.stop() }
         let peripheral = PeripheralManager(adapter: "hci1", connection: try h.bus.connect())
         for try await state in peripheral.whenStateChanges().values where state == .poweredOn { break }
@@ -115,7 +115,7 @@ struct MonitorTests {
 
     @Test("the monitor ends with adapterUnavailable when its adapter is unplugged")
     func adapterUnplugged() async throws {
-        let h = try await CentralHarness.start(experimental: true)
+        let h = try await CentralRig.start(experimental: true)
         defer { h.stop() }
         let codes = Collector<BlueCapError.Kind>()
         h.manager.startMonitoring(patterns: [Self.pattern]).onFailure(context: .immediate) { e in

@@ -12,11 +12,11 @@ struct NotificationStreamLifetimeTests {
 
     @Test("first(), a cancelled token and the end of a for-await loop each drop their stream from the characteristic")
     func abandonedStreamsAreDropped() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
-        h.simulator.add(sensorTag(tag))
+        h.simulator.add(simulatedSensorTag(tag))
         let (_, service, _) = try await h.ready(tag)
-        let data = try #require(service.characteristic(accelerometerData))
+        let data = try #require(service.characteristic(AccelerometerUUIDs.data))
         _ = try await data.startNotifying().value
         let kept = Collector<UInt8>()
         data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let b = $0.data?.first { kept.append(b) } }
@@ -30,7 +30,7 @@ struct NotificationStreamLifetimeTests {
         try await waitUntil("four streams open") { data.openUpdateStreamCount == 4 }
         token.cancel()
         #expect(data.openUpdateStreamCount == 3)
-        h.simulator.notify(peripheral: tag, characteristic: accelerometerData.uuidString, value: Data([7]))
+        h.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([7]))
         #expect(try await next.value.data == Data([7]))
         #expect(try await loop.value == 7)
         try await waitUntil("only the subscription without a token left") { data.openUpdateStreamCount == 1 }

@@ -43,7 +43,7 @@ struct PairingSimulatorTests {
         rig.simulator.add(secureTag())
         let (p, service, _) = try await rig.ready(tagAddress)
         #expect(!p.isPaired)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         _ = try await data.read().value
         #expect(data.value == Data([0, 0, 64]))
         try await waitUntil("bonded") { p.isPaired && p.isBonded }
@@ -55,7 +55,7 @@ struct PairingSimulatorTests {
         defer { rig.stop() }
         rig.simulator.add(secureTag(SimulatedPairing(behavior: .reject)))
         let (p, service, events) = try await rig.ready(tagAddress)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         do {
             _ = try await data.read().value
             Issue.record("the read succeeded")
@@ -170,13 +170,13 @@ struct PairingSimulatorTests {
         var (p, service, events) = try await rig.ready(tagAddress)
         try await p.pair().value
         #expect(requests.items.count == 1)
-        _ = try await need(service.characteristic(accelerometerData)).read().value
+        _ = try await need(service.characteristic(AccelerometerUUIDs.data)).read().value
         p.disconnect()
         try await events.events.wait(for: 2, timeout: .seconds(5))
         events = rig.connect(p)
         try await events.events.wait(for: 1, timeout: .seconds(5))
         service = try await rig.services(of: p)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         _ = try await data.read().value
         #expect(data.value == Data([0, 0, 64]))
         #expect(p.isBonded)
@@ -196,7 +196,7 @@ struct PairingSimulatorTests {
         events = rig.connect(p)
         try await events.events.wait(for: 1, timeout: .seconds(5))
         service = try await rig.services(of: p)
-        let data = try need(service.characteristic(accelerometerData))
+        let data = try need(service.characteristic(AccelerometerUUIDs.data))
         await #expect(throws: PeripheralError.self) { _ = try await data.read().value }
         #expect(p.isPaired, "our side still holds the keys")
         try await p.forget().value
@@ -205,7 +205,7 @@ struct PairingSimulatorTests {
         events = rig.connect(p)
         try await events.events.wait(for: 1, timeout: .seconds(5))
         try await p.pair().value
-        let again = try need(try await rig.services(of: p).characteristic(accelerometerData))
+        let again = try need(try await rig.services(of: p).characteristic(AccelerometerUUIDs.data))
         _ = try await again.read().value
         #expect(again.value == Data([0, 0, 64]))
     }

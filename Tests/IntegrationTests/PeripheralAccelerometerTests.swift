@@ -14,21 +14,21 @@ typealias Accelerometer = TISensorTag.AccelerometerService
 @Suite("Peripheral role: accelerometer over the virtual radio", .serialized)
 struct PeripheralAccelerometerTests {
     /// Adds the accelerometer service and advertises it; returns the service.
-    static func serve(_ h: PeripheralHarness, name: String = "SensorTag") async throws -> MutableService {
+    static func serve(_ h: PeripheralRig, name: String = "SensorTag") async throws -> MutableService {
         let service = MutableService(profile: Accelerometer.profile)
         try await withDeadline(.seconds(10), "add + advertise") {
-            try await h.manager.add(service).value
-            try await h.manager.startAdvertising(name, uuids: [Accelerometer.uuid]).value
+            try await h.peripheralManager.add(service).value
+            try await h.peripheralManager.startAdvertising(name, uuids: [Accelerometer.uuid]).value
         }
         return service
     }
 
     @Test("a central discovers the advertised service by UUID, connects and reads the initial values")
     func discoverConnectRead() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true)
         defer { Task { await h.stop() } }
         _ = try await Self.serve(h)
-        #expect(h.manager.isAdvertising)
+        #expect(h.peripheralManager.isAdvertising)
         let props = try await h.discoverPeripheral()
         #expect(props["Name"] == .string("SensorTag"))
         guard case .array(_, let uuids)? = props["UUIDs"] else { Issue.record("no UUIDs in \(props)"); return }
@@ -47,7 +47,7 @@ struct PeripheralAccelerometerTests {
 
     @Test("writes to Enabled and UpdatePeriod reach the request stream, wait for the app's answer and are stored")
     func writesThroughRequestStream() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true)
         defer { Task { await h.stop() } }
         let service = try await Self.serve(h)
         let enabled = try #require(service.characteristic(Accelerometer.Enabled.uuid))
@@ -107,7 +107,7 @@ struct PeripheralAccelerometerTests {
 
     @Test("a central subscribes, receives each updateValue as a notification, and unsubscribes")
     func notifications() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true)
         defer { Task { await h.stop() } }
         let service = try await Self.serve(h)
         let data = try #require(service.characteristic(Accelerometer.Data.uuid))

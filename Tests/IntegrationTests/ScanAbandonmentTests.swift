@@ -22,18 +22,19 @@ struct ScanAbandonmentTests {
 
     @Test("startScanning().first().timeout(after:) with no matching device stops the scan when the timeout fires")
     func firstTimeoutStopsScan() async throws {
-        let rig = try await CentralRig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let (discovering, subscription) = try await watchDiscovering(rig)
         defer { subscription.cancel() }
-        // The timeout runs on a manual clock: it fires when the test says, however slow the bus is.
-        let time = ManualContext()
-        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first().timeout(after: 0.3, context: time)
+        // The futures chain's timer on the manager's clock.
+        let context = ManualContext(clock: try #require(rig.clock))
+        let found = rig.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).first()
+            .timeout(after: 0.3, context: context)
         try await discovering.wait(for: 1)
         #expect(rig.manager.isScanning)
-        time.advance(by: .milliseconds(299))
-        #expect(rig.manager.isScanning)
-        time.advance(by: .milliseconds(1))
+        context.advance(by: .milliseconds(299))
+        #expect(rig.manager.isScanning && !found.isCompleted)
+        context.advance(by: .milliseconds(1))
         await #expect(throws: FuturesError.timeout(after: .milliseconds(300))) { try await found.value }
         // Released before the timeout was reported.
         #expect(!rig.manager.isScanning)
@@ -61,10 +62,14 @@ struct ScanAbandonmentTests {
 
     @Test("startScanning(timeout:) ends its stream with an error naming the timeout")
     func scanTimeoutError() async throws {
-        let rig = try await CentralRig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let stream = rig.manager.startScanning(timeout: .milliseconds(200))
-        let error = await #expect(throws: CentralManagerError.self) { try await stream.first().value }
+        let first = stream.first()
+        await rig.advance(by: .milliseconds(199))
+        #expect(!first.isCompleted && rig.manager.isScanning)
+        rig.clock?.advance(by: .milliseconds(1))
+        let error = await #expect(throws: CentralManagerError.self) { try await first.value }
         #expect(error == .scanTimedOut(after: .milliseconds(200)))
         #expect("\(error.map { "\($0)" } ?? "")".contains("timed out after 0.2 s"))
         #expect(!rig.manager.isScanning)

@@ -9,7 +9,7 @@ import TestSupport
 extension ServiceModelBindingTests {
     @Test("changes carry each notified value, even when the property was overwritten before the app looked")
     func changesCarryValues() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryLevelModel()
         let binding = try await within(model.bind(to: try await service(h, "180F")), "bind")

@@ -52,7 +52,7 @@ struct ServiceModelBindingTests {
 
     /// A SensorTag that also has a Battery service (level 87, read + notify + write) and a vendor service.
     func peripheral() -> SimulatedPeripheral {
-        sensorTag(tag)
+        simulatedSensorTag(tag)
             .service("180F") { $0.characteristic(batteryLevel, flags: [.read, .notify, .write], value: Data([87])) }
             .service("FFE0") {
                 $0.characteristic("FFE1", flags: [.read, .write], value: Data([0x10, 0x00]))
@@ -61,7 +61,7 @@ struct ServiceModelBindingTests {
     }
 
     /// Connects to the simulated peripheral and discovers `uuid`.
-    func service(_ h: CentralHarness, _ uuid: BLEUUID) async throws -> Service {
+    func service(_ h: CentralRig, _ uuid: BLEUUID) async throws -> Service {
         h.simulator.add(peripheral())
         let (p, _, _) = try await h.ready(tag)
         _ = try await within(p.discoverServices([uuid]), "discoverServices")
@@ -70,7 +70,7 @@ struct ServiceModelBindingTests {
 
     @Test("readAll sets the property from the peripheral's value and emits the change")
     func readAllSetsProperty() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryLevelModel()
         let binding = try await within(model.bind(to: try await service(h, "180F")), "bind")
@@ -86,7 +86,7 @@ struct ServiceModelBindingTests {
 
     @Test("a notification sets the property and emits a change; unbinding stops notifications")
     func notificationUpdatesProperty() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryLevelModel()
         let service = try await service(h, "180F")
@@ -109,7 +109,7 @@ struct ServiceModelBindingTests {
 
     @Test("a malformed notification is ignored: the property keeps its value, the next one applies")
     func malformedNotificationIgnored() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryLevelModel()
         let binding = try await within(model.bind(to: try await service(h, "180F")), "bind")
@@ -127,7 +127,7 @@ struct ServiceModelBindingTests {
 
     @Test("writes from the model reach the peripheral, with or without response per the characteristic")
     func writeReachesPeripheral() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = ThermostatModel()
         let binding = try await model.bind(to: try await service(h, "FFE0")).value
@@ -148,7 +148,7 @@ struct ServiceModelBindingTests {
 
     @Test("a custom transformer decodes reads and notifications and encodes writes; a missing optional is skipped")
     func customTransformer() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryFractionModel()
         let binding = try await within(model.bind(to: try await service(h, "180F")), "bind")
@@ -166,7 +166,7 @@ struct ServiceModelBindingTests {
 
     @Test("a missing required characteristic fails binding with notFound naming its UUID and property")
     func missingCharacteristic() async throws {
-        let h = try await CentralHarness.start()
+        let h = try await CentralRig.start()
         defer { h.stop() }
         let model = BatteryWithManufacturerModel()
         let service = try await service(h, "180F")

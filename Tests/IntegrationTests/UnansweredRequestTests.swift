@@ -10,7 +10,7 @@ import TestSupport
 struct UnansweredRequestTests {
     @Test("an unanswered write reaches the central as ATT 0x0E, a deliberate .application(0x80) as 0x80, and the app sees the event")
     func unansweredWrite() async throws {
-        let h = try await PeripheralHarness.start()
+        let h = try await PeripheralRig.start(recording: true, manualClock: true)
         defer { Task { await h.stop() } }
         let service = try await PeripheralAccelerometerTests.serve(h)
         let enabled = try #require(service.characteristic(Accelerometer.Enabled.uuid))
@@ -22,8 +22,15 @@ struct UnansweredRequestTests {
         try await h.connectPeripheral()
         let path = try await h.characteristicPath(Accelerometer.Enabled.uuid)
 
-        // Left unanswered: the central's write fails with 0x0E.
-        let ignored = try #require(await h.write(path, [1]), "the unanswered write succeeded")
+        // Left unanswered: the central's write fails with 0x0E once the request timeout (on the
+        // peripheral manager's manual clock) falls due, not a moment before.
+        let clock = try #require(h.clock)
+        let write = Task { await h.write(path, [1]) }
+        await clock.waitForPending(atLeast: 1)
+        clock.advance(by: .milliseconds(199))
+        #expect(enabled.unansweredRequestCount == 0 && unanswered.items.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        let ignored = try #require(await write.value, "the unanswered write succeeded")
         #expect(ATTError(bluezMessage: ignored.message) == .unlikelyError, "\(ignored)")
         let event = try await unanswered.wait(for: 1, timeout: .seconds(5))[0]
         #expect(event.request.value == Data([1]))

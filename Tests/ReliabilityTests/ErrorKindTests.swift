@@ -37,11 +37,11 @@ struct ErrorKindTests {
 
     @Test("our own connection closed with calls pending: PeripheralError.disconnected, before and after the close")
     func ownConnectionClosed() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (_, _, service, _) = try await rig.readyTag()
-        let period = try need(service.characteristic(accPeriod), "period")
-        let data = try need(service.characteristic(accData), "data")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.WriteValue", action: .noReply))
         let pending: [Future<Characteristic>] = [period.read(timeout: .seconds(30)), period.write(data: Data([5]), timeout: .seconds(30))]
@@ -55,7 +55,7 @@ struct ErrorKindTests {
 
     @Test("whenPoweredOn() right after a bluetoothd restart waits for the new bluetoothd, not the state from before")
     func whenPoweredOnAfterRestart() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let states = Collector<ManagerState>()
         rig.manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
@@ -75,7 +75,7 @@ struct ErrorKindTests {
         #expect(states.items.contains(.resetting), "\(states.items)")
         #expect(rig.manager.state == .poweredOn)
         let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
+        rig.simulator.add(simulatedSensorTag(a))
         _ = try await rig.discover(a)
     }
 }

@@ -159,16 +159,16 @@ struct HostileBusTests {
         defer { bus.stop() }
         let device: [String: DBusValue] = [
             "Address": .string("C0:FF:EE:00:00:01"), "Connected": .bool(true), "ServicesResolved": .bool(true),
-            "Adapter": .objectPath(Self.adapter), "UUIDs": .array(element: .string, [.string(accService.uuidString)]),
+            "Adapter": .objectPath(Self.adapter), "UUIDs": .array(element: .string, [.string(AccelerometerUUIDs.service.uuidString)]),
         ]
         let service: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0001"
         let snapshot = FakeBlueZ.managed([
             FakeBlueZ.entry(Self.adapter, "org.bluez.Adapter1", Self.goodAdapter()),
             FakeBlueZ.entry(Self.device, "org.bluez.Device1", device),
-            FakeBlueZ.entry(service, "org.bluez.GattService1", ["UUID": .string(accService.uuidString), "Primary": .bool(true),
+            FakeBlueZ.entry(service, "org.bluez.GattService1", ["UUID": .string(AccelerometerUUIDs.service.uuidString), "Primary": .bool(true),
                                                                  "Device": .objectPath(Self.device)]),
             FakeBlueZ.entry(Self.char, "org.bluez.GattCharacteristic1", [
-                "UUID": .string(accData.uuidString), "Service": .objectPath(service),
+                "UUID": .string(AccelerometerUUIDs.data.uuidString), "Service": .objectPath(service),
                 "Flags": .array(element: .string, [.string("read"), .string("write"), .string("notify")]),
             ]),
         ])
@@ -187,8 +187,8 @@ struct HostileBusTests {
         let manager = CentralManager(connection: try bus.connect())
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
         let p = try need(manager.retrievePeripherals(withIdentifiers: [Self.device.rawValue]).first, "known device")
-        _ = try await p.discoverServices([accService], timeout: .seconds(3)).value
-        let c = try need(p.service(accService)?.characteristic(accData), "characteristic")
+        _ = try await p.discoverServices([AccelerometerUUIDs.service], timeout: .seconds(3)).value
+        let c = try need(p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data), "characteristic")
         let read = try #require(try await failure(of: c.read(timeout: .seconds(3))) as? PeripheralError)
         #expect(read.bluez?.kind == .invalidReply, "\(read)")
         #expect(read.description.contains("ReadValue"))

@@ -14,9 +14,9 @@ struct NotificationDeliveryTests {
     static func index(_ data: Data?) -> Int? { NotificationReliabilityTests.index(data) }
 
     /// Sends notifications `range` (value i = UInt32(i)) one by one.
-    static func send(_ rig: Rig, _ address: String, _ range: Range<Int>) {
+    static func send(_ rig: CentralRig, _ address: String, _ range: Range<Int>) {
         for i in range {
-            let reached = rig.simulator.notify(peripheral: address, characteristic: accData.uuidString,
+            let reached = rig.simulator.notify(peripheral: address, characteristic: AccelerometerUUIDs.data.uuidString,
                                                value: withUnsafeBytes(of: UInt32(i).littleEndian) { Data($0) })
             #expect(reached == 1, "notification \(i) reached \(reached) centrals")
         }
@@ -39,13 +39,13 @@ struct NotificationDeliveryTests {
                 if event == .disconnect { peripheral.reconnect() }
                 return event == .connect
             }
-            .flatMap { (peripheral, _) in peripheral.discoverServices([accService]) }
+            .flatMap { (peripheral, _) in peripheral.discoverServices([AccelerometerUUIDs.service]) }
             .flatMap { peripheral -> Future<Service> in
-                guard let service = peripheral.service(accService) else { throw FuturesError.noSuchElement }
-                return service.discoverCharacteristics([accData])
+                guard let service = peripheral.service(AccelerometerUUIDs.service) else { throw FuturesError.noSuchElement }
+                return service.discoverCharacteristics([AccelerometerUUIDs.data])
             }
             .flatMap { service -> Future<Characteristic> in
-                guard let data = service.characteristic(accData) else { throw FuturesError.noSuchElement }
+                guard let data = service.characteristic(AccelerometerUUIDs.data) else { throw FuturesError.noSuchElement }
                 return data.startNotifying()
             }
             .flatMap { data -> FutureStream<(characteristic: Characteristic, data: Data?)> in
@@ -61,10 +61,10 @@ struct NotificationDeliveryTests {
     @Test("the seed's chain subscribing inside the reconnect chain, through two link drops: every notification once, in order",
           arguments: [false, true])
     func seedChainThroughTwoDrops(propertiesChanged: Bool) async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
+        rig.simulator.add(simulatedSensorTag(a))
         if propertiesChanged {
             // AcquireNotify refused: values arrive as Value PropertiesChanged (StartNotify).
             rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.AcquireNotify", action: .error(.notSupported)))
@@ -73,14 +73,14 @@ struct NotificationDeliveryTests {
         let samples = Collector<Int>(), subscriptions = Collector<Int>(), events = Collector<ConnectionEvent>()
         Self.seedChain(p, samples: samples, subscriptions: subscriptions, events: events)
         try await subscriptions.wait(for: 1)
-        try await waitUntil("notifying") { p.service(accService)?.characteristic(accData)?.isNotifying == true }
+        try await waitUntil("notifying") { p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data)?.isNotifying == true }
         Self.send(rig, a, 0..<5)
         _ = try await Self.received(samples, through: 4)
         for drop in 1...2 {
             rig.simulator.dropLink(device: p.identifier)
             try await events.wait(for: 2 * drop + 1)  // .disconnect, then .connect after reconnect()
             try await subscriptions.wait(for: drop + 1)
-            try await waitUntil("notifying after reconnection \(drop)") { p.service(accService)?.characteristic(accData)?.isNotifying == true }
+            try await waitUntil("notifying after reconnection \(drop)") { p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data)?.isNotifying == true }
             Self.send(rig, a, (5 * drop)..<(5 * drop + 5))
             _ = try await Self.received(samples, through: 5 * drop + 4)
         }
@@ -94,10 +94,10 @@ struct NotificationDeliveryTests {
 
     @Test("receiveNotificationUpdates(capacity:) after startNotifying(): the stream has that capacity and keeps that many for a late first subscription")
     func capacityHonoured() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, p, service, _) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let watcher = Collector<Int>()
         data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let i = Self.index($0.data) { watcher.append(i) } }
         _ = try await data.startNotifying().value
@@ -115,10 +115,10 @@ struct NotificationDeliveryTests {
 
     @Test("a subscriber that comes while another one is streaming gets only what arrives after it subscribed")
     func noReplayToLateSubscriber() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, p, service, _) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let first = Collector<Int>(), second = Collector<Int>()
         data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let i = Self.index($0.data) { first.append(i) } }
         _ = try await data.startNotifying().value
@@ -134,10 +134,10 @@ struct NotificationDeliveryTests {
 
     @Test("two independent seed chains on one characteristic, through a link drop: each gets every notification once, in order")
     func twoIndependentChains() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let a = addresses(1)[0]
-        rig.simulator.add(tag(a))
+        rig.simulator.add(simulatedSensorTag(a))
         let p = try await rig.discover(a)
         let samples = [Collector<Int>(), Collector<Int>()]
         let subscriptions = [Collector<Int>(), Collector<Int>()]
@@ -152,9 +152,9 @@ struct NotificationDeliveryTests {
                     if event == .disconnect && k == 0 { peripheral.reconnect() }
                     return event == .connect
                 }
-                .flatMap { (peripheral, _) in peripheral.discoverServices([accService]) }
+                .flatMap { (peripheral, _) in peripheral.discoverServices([AccelerometerUUIDs.service]) }
                 .flatMap { peripheral -> Future<Characteristic> in
-                    guard let data = peripheral.service(accService)?.characteristic(accData) else { throw FuturesError.noSuchElement }
+                    guard let data = peripheral.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data) else { throw FuturesError.noSuchElement }
                     return data.startNotifying()
                 }
                 .flatMap { data -> FutureStream<(characteristic: Characteristic, data: Data?)> in
@@ -164,12 +164,12 @@ struct NotificationDeliveryTests {
                 .onSuccess(context: .immediate) { if let i = Self.index($0.data) { samples[k].append(i) } }
         }
         for k in 0..<2 { try await subscriptions[k].wait(for: 1) }
-        try await waitUntil("notifying") { p.service(accService)?.characteristic(accData)?.isNotifying == true }
+        try await waitUntil("notifying") { p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data)?.isNotifying == true }
         Self.send(rig, a, 0..<5)
         for k in 0..<2 { _ = try await Self.received(samples[k], through: 4) }
         rig.simulator.dropLink(device: p.identifier)
         for k in 0..<2 { try await subscriptions[k].wait(for: 2) }
-        try await waitUntil("notifying again") { p.service(accService)?.characteristic(accData)?.isNotifying == true }
+        try await waitUntil("notifying again") { p.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data)?.isNotifying == true }
         Self.send(rig, a, 5..<10)
         for k in 0..<2 {
             #expect(try await Self.received(samples[k], through: 9) == Array(0..<10), "chain \(k)")
@@ -179,10 +179,10 @@ struct NotificationDeliveryTests {
 
     @Test("notifications between startNotifying() and the first subscription are handed to that subscription, once")
     func heldUntilFirstSubscription() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, p, service, _) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         _ = try await data.startNotifying().value
         Self.send(rig, a, 0..<3)
         try await waitUntil("value 2 arrived") { Self.index(data.value) == 2 }

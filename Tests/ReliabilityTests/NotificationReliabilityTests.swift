@@ -18,10 +18,10 @@ struct NotificationReliabilityTests {
 
     @Test("10,000 notifications to a stalled async consumer: it keeps the newest backlog, memory stays flat, nothing deadlocks")
     func slowAsyncConsumer() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, _, service, _) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let capacity = 64
         let stream = data.receiveNotificationUpdates(capacity: capacity)
         _ = try await data.startNotifying().value
@@ -41,7 +41,7 @@ struct NotificationReliabilityTests {
             return seen
         }
         let rssBefore = ProcessStats.residentKB()
-        let burst = await rig.simulator.burst(peripheral: a, characteristic: accData.uuidString, count: 10_000)
+        let burst = await rig.simulator.burst(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, count: 10_000)
         #expect(burst.delivered == 10_000)
         // Wait for the last value to reach the characteristic (the socket is lossless).
         let last = Collector<Bool>()
@@ -62,10 +62,10 @@ struct NotificationReliabilityTests {
 
     @Test("10,000 notifications to a slow callback on a queue: in order, the newest kept, every value delivered or counted as dropped")
     func slowCallbackConsumer() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, _, service, _) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let slow = QueueContext(queue: DispatchQueue(label: "slow-consumer"))
         let received = Collector<Int>()
         let last = Collector<Bool>()
@@ -77,7 +77,7 @@ struct NotificationReliabilityTests {
             if received.items.count % 1_000 == 0 { Thread.sleep(forTimeInterval: 0.01) }  // a consumer slower than the radio
         }
         _ = try await data.startNotifying().value
-        let burst = await rig.simulator.burst(peripheral: a, characteristic: accData.uuidString, count: 10_000)
+        let burst = await rig.simulator.burst(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, count: 10_000)
         #expect(burst.delivered == 10_000)
         // The backlog drops the oldest, so the newest value always arrives.
         try await last.wait(for: 1, timeout: .seconds(30))
@@ -90,10 +90,10 @@ struct NotificationReliabilityTests {
 
     @Test("five link drops and reconnections: after each, notifications flow again on the same stream without asking")
     func notificationsAfterRepeatedReconnects() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, p, service, events) = try await rig.readyTag(disconnectRetries: 10)
-        let data = try need(service.characteristic(accData), "data")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let received = Collector<Int>()
         let ended = Collector<String>()
         data.receiveNotificationUpdates(capacity: 1_000).onSuccess(context: .immediate) { if let i = Self.index($0.data) { received.append(i) } }
@@ -101,7 +101,7 @@ struct NotificationReliabilityTests {
         _ = try await data.startNotifying().value
         var expected = 0
         for cycle in 0..<5 {
-            let sent = await rig.simulator.burst(peripheral: a, characteristic: accData.uuidString, count: 200)
+            let sent = await rig.simulator.burst(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, count: 200)
             #expect(sent.delivered == 200, "cycle \(cycle)")
             expected += 200
             try await received.wait(for: expected)
@@ -113,7 +113,7 @@ struct NotificationReliabilityTests {
             // Re-subscription happens by itself after .connect; wait for it through the notifying state.
             try await waitUntil("notifying again after reconnect \(cycle + 1)") { data.isNotifying }
         }
-        let last = await rig.simulator.burst(peripheral: a, characteristic: accData.uuidString, count: 200)
+        let last = await rig.simulator.burst(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, count: 200)
         #expect(last.delivered == 200)
         expected += 200
         try await received.wait(for: expected)
@@ -123,10 +123,10 @@ struct NotificationReliabilityTests {
 
     @Test("50 peripherals connected with notifications at once; AddMatch calls do not grow with the device count")
     func fiftyPeripheralsAndMatchRules() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let wanted = addresses(50)
-        for a in wanted { rig.simulator.add(tag(a)) }
+        for a in wanted { rig.simulator.add(simulatedSensorTag(a)) }
         let peripherals = try await rig.discover(wanted, timeout: .seconds(15))
         // Half the devices refuse AcquireNotify: their values come as PropertiesChanged signals.
         for a in wanted.prefix(25) {
@@ -139,17 +139,17 @@ struct NotificationReliabilityTests {
             let events = rig.connect(p)
             try await events.events.wait(for: 1)
             let service = try await rig.services(of: p)
-            let data = try need(service.characteristic(accData), "data of \(p.address)")
+            let data = try need(service.characteristic(AccelerometerUUIDs.data), "data of \(p.address)")
             data.receiveNotificationUpdates().onSuccess(context: .immediate) { _ in received.append(p.address) }
             _ = try await data.startNotifying().value
             if i == 4 || i == 49 { counts[i + 1] = rig.client.matchRuleCounters }
         }
         for a in wanted {
-            #expect(rig.simulator.notify(peripheral: a, characteristic: accData.uuidString, value: Data([1, 2, 3, 4])) == 1)
+            #expect(rig.simulator.notify(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([1, 2, 3, 4])) == 1)
         }
         let got = try await received.wait(for: 50, timeout: .seconds(10))
         #expect(Set(got) == Set(wanted))
-        let transports = peripherals.compactMap { $0.service(accService)?.characteristic(accData)?.notificationTransport }
+        let transports = peripherals.compactMap { $0.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.data)?.notificationTransport }
         #expect(transports.filter { $0 == .propertiesChanged }.count == 25)
         #expect(transports.filter { $0 == .acquiredSocket }.count == 25)
         let five = try need(counts[5], "counters at 5"), fifty = try need(counts[50], "counters at 50")

@@ -11,13 +11,14 @@ import TestSupport
 struct TeardownReliabilityTests {
     @Test("terminate() with a parked read, queued writes, a discovery wait and a pending connect returns at once and fails them all")
     func terminateWithPendingCalls() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
+        // On the manual clock, never advanced: no deadline can be what ends the calls.
         let a = addresses(2)
-        for x in a { rig.simulator.add(tag(x)) }
+        for x in a { rig.simulator.add(simulatedSensorTag(x)) }
         let (p, service, _) = try await rig.ready(a[0])
-        let period = try need(service.characteristic(accPeriod), "period")
-        let data = try need(service.characteristic(accData), "data")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let updatesEnded = Collector<String>()
         data.receiveNotificationUpdates().onFailure(context: .immediate) { updatesEnded.append("\($0)") }
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
@@ -39,7 +40,7 @@ struct TeardownReliabilityTests {
             let e = try #require(try await failure(of: f, within: promptly) as? PeripheralError)
             #expect([.terminated, .disconnected, .notConnected].contains(e.kind), "\(e)")
         }
-        #expect(clock.now - start < promptly)
+        #expect(rig.clock?.now == .zero)
         #expect(!rig.manager.peripherals.contains(p) && !rig.manager.peripherals.contains(other))
         #expect(connecting.events.items.allSatisfy { $0 != .connect })
         p.terminate()  // idempotent
@@ -47,14 +48,13 @@ struct TeardownReliabilityTests {
 
     @Test("closing the client connection with calls pending fails them at once; reset() afterwards does not block")
     func closeConnectionWithPendingCalls() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
+        // On the manual clock, never advanced: no deadline can be what ends the calls.
         let (_, _, service, _) = try await rig.readyTag()
-        let period = try need(service.characteristic(accPeriod), "period")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let reads = (0..<5).map { _ in period.read(timeout: .seconds(30)) }
-        let clock = ContinuousClock()
-        let start = clock.now
         rig.client.close()
         for r in reads {
             let e = try #require(try await failure(of: r, within: promptly) as? PeripheralError)
@@ -62,7 +62,7 @@ struct TeardownReliabilityTests {
             #expect(e.kind == .disconnected && e.bluez?.kind == .disconnected, "\(e)")
         }
         rig.manager.reset()
-        #expect(clock.now - start < promptly)
+        #expect(rig.clock?.now == .zero)
         // Calls after reset() fail at once, as the documentation says: the peripheral is terminated.
         let late = try #require(try await failure(of: period.read(timeout: .seconds(30)), within: promptly) as? PeripheralError)
         #expect(late.kind == .terminated, "\(late)")
@@ -70,23 +70,23 @@ struct TeardownReliabilityTests {
 
     @Test("terminate, reset and close called from inside notification and connection callbacks do not deadlock")
     func teardownFromCallbacks() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let a = addresses(3)
-        for x in a { rig.simulator.add(tag(x)) }
+        for x in a { rig.simulator.add(simulatedSensorTag(x)) }
         let peripherals = try await rig.discover(a)
         // 1: terminate from the notification callback (socket queue, immediate context).
         let events0 = rig.connect(peripherals[0])
         try await events0.events.wait(for: 1)
         let s0 = try await rig.services(of: peripherals[0])
-        let data0 = try need(s0.characteristic(accData), "data")
+        let data0 = try need(s0.characteristic(AccelerometerUUIDs.data), "data")
         let done = Collector<String>()
         data0.receiveNotificationUpdates().onSuccess(context: .immediate) { _ in
             peripherals[0].terminate()
             done.append("terminated in notification")
         }
         _ = try await data0.startNotifying().value
-        rig.simulator.notify(peripheral: a[0], characteristic: accData.uuidString, value: Data([1]))
+        rig.simulator.notify(peripheral: a[0], characteristic: AccelerometerUUIDs.data.uuidString, value: Data([1]))
         try await done.wait(for: 1, timeout: promptly)
         // 2: disconnect + terminate from the connection-event callback (owner thread).
         peripherals[1].connect().onSuccess(context: .immediate) { e in
@@ -101,7 +101,7 @@ struct TeardownReliabilityTests {
         try await events2.events.wait(for: 1)
         let s2 = try await rig.services(of: peripherals[2])
         let client = rig.client, manager = rig.manager
-        try need(s2.characteristic(accPeriod), "period").read().onComplete(context: .immediate) { _ in
+        try need(s2.characteristic(AccelerometerUUIDs.period), "period").read().onComplete(context: .immediate) { _ in
             manager.reset()
             client.close()
             done.append("reset and closed in read completion")
@@ -112,11 +112,11 @@ struct TeardownReliabilityTests {
 
     @Test("eight tasks hammering one peripheral (read, write, notify on/off, disconnect, reconnect) for 400 operations: all complete")
     func concurrentUse() async throws {
-        let rig = try await Rig.start()
+        let rig = try await CentralRig.start()
         defer { rig.stop() }
         let (a, p, service, _) = try await rig.readyTag(disconnectRetries: 1_000)
-        let period = try need(service.characteristic(accPeriod), "period")
-        let data = try need(service.characteristic(accData), "data")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
         let completed = try await withDeadline(.seconds(40), "400 operations") {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for worker in 0..<8 {
@@ -139,7 +139,7 @@ struct TeardownReliabilityTests {
                                 _ = p.services.flatMap(\.characteristics).map(\.value)
                                 f = data.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
                             default:
-                                rig.simulator.notify(peripheral: a, characteristic: accData.uuidString, value: Data([UInt8(i)]))
+                                rig.simulator.notify(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([UInt8(i)]))
                                 f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
                             }
                             _ = try? await f.value  // success or a PeripheralError: both complete
@@ -160,7 +160,7 @@ struct TeardownReliabilityTests {
         try await waitUntil("disconnected", timeout: .seconds(5)) { !p.isConnected }
         p.reconnect()
         try await waitUntil("connected again", timeout: .seconds(5)) { p.isConnected }
-        _ = try await p.discoverServices([accService]).value
+        _ = try await p.discoverServices([AccelerometerUUIDs.service]).value
         _ = try await period.read().value
     }
 }

@@ -1,5 +1,5 @@
-// A peripheral that never answers: every call fails at its own deadline; late replies are ignored.
-// (IntegrationTests/CentralFaultTests.gattTimeouts covers one read, write and AcquireNotify.)
+// A peripheral that never answers: every call fails at its own deadline, naming its object and
+// BlueZ's timeout; the queue goes on; late replies are ignored.
 // The manager runs on the rig's manual clock: deadlines fall due when the test advances it, and
 // each is checked exactly, in virtual time.
 import BlueCapKit
@@ -14,12 +14,12 @@ import TestSupport
 struct TimeoutReliabilityTests {
     @Test("a device that answers nothing: connect, read, write, notify, descriptor read each fail at their deadline, in queue order")
     func everyCallTimesOutAtItsDeadline() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let clock = try #require(rig.clock)
         let (_, p, service, events) = try await rig.readyTag()
-        let data = try need(service.characteristic(accData), "data")
-        let period = try need(service.characteristic(accPeriod), "period")
+        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
         let ccc = try need(data.descriptor("2902"), "CCC")
         for member in ["GattCharacteristic1.ReadValue", "GattCharacteristic1.WriteValue", "GattCharacteristic1.AcquireNotify",
                        "GattCharacteristic1.StartNotify", "GattDescriptor1.ReadValue", "Device1.Connect"] {
@@ -33,6 +33,8 @@ struct TimeoutReliabilityTests {
             ("notify", data.startNotifying(timeout: timeouts[2]).map(context: .immediate) { _ in }),
             ("descriptor", ccc.read(timeout: timeouts[3]).map(context: .immediate) { _ in }),
         ]
+        // The object each call names: the characteristic, or for the descriptor one under data.
+        let targets = [period.objectPath, period.objectPath, data.objectPath, data.objectPath + "/desc"]
         let ends = Collector<Duration>()
         for (_, future) in calls { future.onComplete(context: .immediate) { _ in ends.append(clock.now - start) } }
         // Queued one after another: call k starts when call k-1 ends, so it ends at the sum of
@@ -45,8 +47,16 @@ struct TimeoutReliabilityTests {
             expectedEnd += timeouts[k]
             #expect(error.kind == .timeout, "\(name): \(error)")
             #expect(error.timeout == timeouts[k], "\(name): \(error)")
+            #expect(error.bluez?.kind == .timeout, "\(name): \(error)")
+            #expect(k < 3 ? error.path == targets[k] : error.path?.hasPrefix(targets[k]) == true, "\(name): \(error)")
             #expect(ends.items.count == k + 1 && ends.items[k] == expectedEnd, "\(name) ended at \(ends.items), deadline \(expectedEnd)")
         }
+        // The queue goes on once bluetoothd answers: the timed-out write never took effect and
+        // the timed-out notification start left the characteristic not notifying.
+        rig.simulator.clearFaults()
+        #expect(try await period.read().value.value(as: UInt8.self) == 100)
+        #expect(!data.isNotifying)
+        rig.simulator.inject(MethodFault("org.bluez.Device1.Connect", action: .noReply))
         // Connect after a drop: .timeout at connectionTimeout, not a moment before.
         rig.simulator.dropLink(device: p.identifier)
         try await events.events.wait(for: 2)
@@ -60,11 +70,11 @@ struct TimeoutReliabilityTests {
 
     @Test("replies that arrive after their deadline are ignored: the call stays failed, the next call gets its own answer")
     func lateRepliesIgnored() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let (_, _, service, _) = try await rig.readyTag()
-        let period = try need(service.characteristic(accPeriod), "period")
-        let enabled = try need(service.characteristic(accEnabled), "enabled")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
+        let enabled = try need(service.characteristic(AccelerometerUUIDs.enabled), "enabled")
         // ReadValue answered after 50 ms of real time, to a caller whose 100 ms deadline on the
         // manual clock passes at once.
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", path: period.objectPath,
@@ -90,10 +100,10 @@ struct TimeoutReliabilityTests {
 
     @Test("fifty reads queued behind a call that never returns each fail at their own deadline; none hangs")
     func queuedReadsBehindAStuckCall() async throws {
-        let rig = try await Rig.start(manualClock: true)
+        let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let (_, _, service, _) = try await rig.readyTag()
-        let period = try need(service.characteristic(accPeriod), "period")
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
         let reads = (0..<50).map { _ in period.read(timeout: .milliseconds(20)) }
         // Each round of deadlines ends the reads running and starts the next ones.

@@ -6,8 +6,6 @@ import Foundation
 import TestSupport
 import Locking
 
-let accService = AccelerometerUUIDs.service
-let accPeriod = AccelerometerUUIDs.period
 
 struct SoakFailure: Error, CustomStringConvertible { var description: String }
 
@@ -30,8 +28,8 @@ enum Soak {
             if i > 0 { peripheral.reconnect() }
             let connected = try await events.wait(for: 2 * i + 1, timeout: .seconds(10))[2 * i]
             guard connected == .connect else { throw SoakFailure(description: "cycle \(i): \(connected)") }
-            _ = try await withDeadline(.seconds(10), "discover \(i)") { try await peripheral.discoverServices([accService]).value }
-            guard let c = peripheral.service(accService)?.characteristic(accPeriod) else { throw SoakFailure(description: "cycle \(i): no characteristic") }
+            _ = try await withDeadline(.seconds(10), "discover \(i)") { try await peripheral.discoverServices([AccelerometerUUIDs.service]).value }
+            guard let c = peripheral.service(AccelerometerUUIDs.service)?.characteristic(AccelerometerUUIDs.period) else { throw SoakFailure(description: "cycle \(i): no characteristic") }
             let value = try await withDeadline(.seconds(10), "read \(i)") { try await c.read().value.value }
             guard value == Data([100]) else { throw SoakFailure(description: "cycle \(i): read \(String(describing: value))") }
             peripheral.disconnect()

@@ -7,16 +7,17 @@ import Foundation
 
 // MARK: - The simulated SensorTag
 
-/// The TI SensorTag accelerometer UUIDs (DESIGN.md §6).
+/// The TI SensorTag accelerometer UUIDs (DESIGN.md §6), the profile's own constants
+/// (`TISensorTag.AccelerometerService`) under short names: the one spelling the tests use.
 public enum AccelerometerUUIDs {
     /// `F000AA10-…`: the accelerometer service.
-    public static let service: BLEUUID = "F000AA10-0451-4000-B000-000000000000"
+    public static let service: BLEUUID = TISensorTag.AccelerometerService.uuid
     /// `F000AA11-…`: data, read + notify, 3 × Int8.
-    public static let data: BLEUUID = "F000AA11-0451-4000-B000-000000000000"
+    public static let data: BLEUUID = TISensorTag.AccelerometerService.Data.uuid
     /// `F000AA12-…`: enabled, read + write, UInt8 (initially 0).
-    public static let enabled: BLEUUID = "F000AA12-0451-4000-B000-000000000000"
+    public static let enabled: BLEUUID = TISensorTag.AccelerometerService.Enabled.uuid
     /// `F000AA13-…`: update period, read + write, UInt8 (initially 100).
-    public static let period: BLEUUID = "F000AA13-0451-4000-B000-000000000000"
+    public static let period: BLEUUID = TISensorTag.AccelerometerService.UpdatePeriod.uuid
 }
 
 /// A simulated SensorTag named "SensorTag" advertising the accelerometer service, with its data,

@@ -1,6 +1,7 @@
 // PeripheralRig: the two-role world — a private bus, a BlueZSimulator with two linked adapters,
 // a PeripheralManager on hci1 and a central on hci0 — shared by the peripheral-role integration
 // tests, the notification-order tests and the security tests. (CentralRig is the central-only one.)
+// PeripheralRig+RawCentral: waits on what it records and the raw D-Bus central on hci0.
 import BlueCapKit
 import BlueZSimulator
 import DBus
@@ -24,14 +25,24 @@ public final class PeripheralRig: Sendable {
     public let central: CentralManager
     /// The service the peripheral serves and advertises, if any.
     public let service: MutableService?
+    /// With `recording: true`, what the rig records (see ``signals``, ``states``, ``advertising``).
+    public let recorder: PeripheralRigRecorder?
+    /// With `manualClock: true`, the peripheral manager's clock: the request timeouts of its
+    /// characteristics fall due only when the test advances it (the central keeps real time).
+    public let clock: ManualClock?
 
     /// Starts the bus and the simulator and waits until both managers are powered on; with
-    /// `service`, adds it and advertises `name` with its UUID first.
-    public static func start(serving service: MutableService? = nil, advertisingAs name: String = "PeripheralRig") async throws -> PeripheralRig {
+    /// `service`, adds it and advertises `name` with its UUID first. With `recording`, the rig
+    /// records signals, states and advertising changes from the start (``recorder``); with
+    /// `manualClock`, the peripheral manager runs on ``clock``.
+    public static func start(serving service: MutableService? = nil, advertisingAs name: String = "PeripheralRig",
+                             recording: Bool = false, manualClock: Bool = false) async throws -> PeripheralRig {
         let bus = try TestBus()
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
-        let rig = try PeripheralRig(bus: bus, simulator: simulator, service: service)
+        let rig = try PeripheralRig(bus: bus, simulator: simulator, service: service, recording: recording,
+                                    clock: manualClock ? ManualClock() : nil)
         do {
+            try await rig.recorder?.established()
             let pm = rig.peripheralManager
             try await withDeadline(.seconds(10), "serve") {
                 for try await state in pm.whenStateChanges().values where state == .poweredOn { break }
@@ -47,18 +58,27 @@ public final class PeripheralRig: Sendable {
         return rig
     }
 
-    private init(bus: TestBus, simulator: BlueZSimulator, service: MutableService?) throws {
+    private init(bus: TestBus, simulator: BlueZSimulator, service: MutableService?, recording: Bool, clock: ManualClock?) throws {
         self.bus = bus
         self.simulator = simulator
         self.service = service
-        peripheralConnection = try bus.connect()
-        peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection)
-        centralConnection = try bus.connect()
+        self.clock = clock
+        let peripheralConnection = try bus.connect(), centralConnection = try bus.connect()
+        let peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection,
+                                                  clock: clock ?? SystemClock.shared)
+        self.peripheralConnection = peripheralConnection
+        self.peripheralManager = peripheralManager
+        self.centralConnection = centralConnection
         central = CentralManager(adapter: "hci0", connection: centralConnection)
+        // Subscribed before anything else happens, so the first state is recorded.
+        recorder = recording
+            ? PeripheralRigRecorder(central: centralConnection, peripheral: peripheralConnection, manager: peripheralManager)
+            : nil
     }
 
     /// Resets the central, shuts the peripheral down (bounded), stops the simulator and the bus.
     public func stop() async {
+        recorder?.cancel()
         central.reset()
         _ = try? await withDeadline(.seconds(5), "shutdown") { _ = try? await self.peripheralManager.shutdown().value; return true }
         simulator.stop()

@@ -38,3 +38,15 @@ public func byteArray(_ v: DBusValue?) -> [UInt8]? {
 
 /// `b` as an `ay` value.
 public func bytesValue(_ b: [UInt8]) -> DBusValue { .array(element: .byte, b.map { .byte($0) }) }
+
+/// Device1's properties from an InterfacesAdded signal.
+public func deviceProperties(_ m: Message) -> [String: DBusValue] {
+    guard m.body.count == 2, case .dict(_, _, let ifaces) = m.body[1] else { return [:] }
+    for i in ifaces where i.key == .string("org.bluez.Device1") {
+        guard case .dict(_, _, let props) = i.value else { continue }
+        var d: [String: DBusValue] = [:]
+        for p in props { if case .string(let k) = p.key { d[k] = p.value.unwrapped } }
+        return d
+    }
+    return [:]
+}

@@ -15,8 +15,7 @@ extension ClockDriven {
     /// deadline is cancelled when its operation ends.
     @discardableResult
     func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
-        let task = clock.schedule(after: delay, body)
-        return ScheduledTask { task.cancel() }
+        clock.schedule(after: delay, body)
     }
 }
 

@@ -197,7 +197,9 @@ struct ConnectionStateMachine: Equatable {
             return [.failAttempt(serviceGone: serviceGone), .failPending(serviceGone: serviceGone)]
         case .disconnectRequested(let deviceConnected):
             switch phase {
-            case .unopened:
+            case .unopened, .idle:
+                // No link of ours, but BlueZ says the device is connected (connected before the
+                // stream, or by another client): `disconnect()` still brings the link down.
                 return deviceConnected ? [.disconnectLink] : []
             case .connecting:
                 phase = .idle
@@ -207,7 +209,7 @@ struct ConnectionStateMachine: Equatable {
                 phase = .disconnecting
                 forced = true
                 return [.disconnectLink]
-            case .idle, .disconnecting, .terminated:
+            case .disconnecting, .terminated:
                 return []
             }
         case .terminate(let deviceConnected):

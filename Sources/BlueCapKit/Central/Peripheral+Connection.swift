@@ -46,7 +46,9 @@ extension Peripheral {
     }
 
     /// Disconnects (`org.bluez.Device1.Disconnect`); the stream then yields `.forceDisconnect`.
-    /// Idempotent; a pending connection attempt is cancelled.
+    /// Idempotent; a pending connection attempt is cancelled, and a link BlueZ reports up that
+    /// no attempt of ours made (another client's, or one that came up after ours was cancelled) is
+    /// brought down too.
     public func disconnect() {
         feed(.disconnectRequested(deviceConnected: false))
     }

@@ -1,4 +1,5 @@
-// SimulatorCore+Connection: Device1.Connect/Disconnect, the link state machine, GATT export.
+// SimulatorCore+Connection: Device1.Connect/Disconnect, the link state machine, ServicesResolved,
+// Device1 settings (Alias, Trusted, Blocked). The GATT objects a connection publishes: GattPublisher.
 
 // MARK: - Connection
 
@@ -140,63 +141,6 @@ extension SimulatorCore {
     public func devicePaths(adapter index: Int) -> [String] {
         adapters[index]?.devices.values.map(\.path).sorted() ?? []
     }
-
-    // MARK: GATT objects
-
-    /// Publishes the peer's database: each service, then its characteristics and descriptors,
-    /// in handle order (one InterfacesAdded each); Device1.UUIDs becomes the service UUIDs.
-    func publishGatt(_ device: DeviceState) {
-        guard device.gattPaths.isEmpty, let db = device.peer?.database else { return }
-        let mtu = central(for: device).mtu
-        for s in db.services {
-            let sp = BlueZPath.service(device: device.path, handle: s.handle)
-            store.add(sp, ["org.bluez.GattService1": [
-                "UUID": .string(s.uuid), "Primary": .bool(s.primary), "Device": .objectPath(device.path),
-                "Includes": .objectPaths([]), "Handle": .uint16(s.handle),
-            ]])
-            gattIndex[sp] = (device, .service(s.handle))
-            device.gattPaths.append(sp)
-            for c in s.characteristics {
-                let cp = BlueZPath.characteristic(service: sp, handle: c.handle)
-                var props: [String: PropertyValue] = [
-                    "UUID": .string(c.uuid), "Service": .objectPath(sp), "Flags": .strings(c.flags),
-                    "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
-                ]
-                if c.canNotify {
-                    props["Notifying"] = .bool(false)
-                    props["NotifyAcquired"] = .bool(false)
-                }
-                if c.has(.writeWithoutResponse) { props["WriteAcquired"] = .bool(false) }
-                store.add(cp, ["org.bluez.GattCharacteristic1": props])
-                gattIndex[cp] = (device, .characteristic(valueHandle: c.valueHandle))
-                device.gattPaths.append(cp)
-                for d in c.descriptors {
-                    let dp = BlueZPath.descriptor(characteristic: cp, handle: d.handle)
-                    store.add(dp, ["org.bluez.GattDescriptor1": [
-                        "UUID": .string(d.uuid), "Characteristic": .objectPath(cp), "Handle": .uint16(d.handle),
-                    ]])
-                    gattIndex[dp] = (device, .descriptor(d.handle))
-                    device.gattPaths.append(dp)
-                }
-            }
-        }
-        store.set(device.path, "org.bluez.Device1", "UUIDs", .strings(Set(db.services.map(\.uuid)).sorted()))
-    }
-
-    /// Removes the GATT objects (descriptors, characteristics, services: deepest first),
-    /// ends notification sessions and closes acquired sockets.
-    func unpublishGatt(_ device: DeviceState) {
-        for socket in device.acquiredNotify.values { socket.close() }
-        for socket in device.acquiredWrite.values { socket.close() }
-        device.acquiredNotify.removeAll()
-        device.acquiredWrite.removeAll()
-        device.notifySessions.removeAll()
-        for path in device.gattPaths.reversed() {
-            gattIndex[path] = nil
-            store.remove(path)
-        }
-        device.gattPaths.removeAll()
-    }
 }
 
 // MARK: - Device properties
@@ -218,16 +162,5 @@ extension SimulatorCore {
         default:
             throw .invalidArguments
         }
-    }
-
-    /// `Device1.Pair()`: LE Just Works; Paired and Bonded turn true. Needs a connection or a reachable peer.
-    public func pair(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
-        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
-        if store.property(path, "org.bluez.Device1", "Paired") == .bool(true) { return done(.failure(.alreadyExists)) }
-        guard device.link == .connected || reachable(device) != nil else {
-            return done(.failure(.failed("Page Timeout")))
-        }
-        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
-        done(.success(()))
     }
 }

@@ -231,3 +231,18 @@ extension SimulatorCore {
         peripherals[address.uppercased()]?.peer.bondLost = true
     }
 }
+
+// MARK: - Pairing without an agent
+
+extension SimulatorCore {
+    /// `Device1.Pair()`: LE Just Works; Paired and Bonded turn true. Needs a connection or a reachable peer.
+    public func pair(device path: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
+        guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
+        if store.property(path, "org.bluez.Device1", "Paired") == .bool(true) { return done(.failure(.alreadyExists)) }
+        guard device.link == .connected || reachable(device) != nil else {
+            return done(.failure(.failed("Page Timeout")))
+        }
+        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+        done(.success(()))
+    }
+}

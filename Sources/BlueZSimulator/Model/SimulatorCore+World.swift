@@ -166,7 +166,7 @@ extension SimulatorCore {
         monitorApps.removeAll()
         adapters.removeAll()
         adapterPeers.removeAll()
-        gattIndex.removeAll()
+        gatt.removeAll()
         store.reset()
         start(adapters: count)
     }

@@ -1,4 +1,4 @@
-// SimulatorCore+GATT: GattCharacteristic1/GattDescriptor1 methods of remote objects, and
+// SimulatorCore+GattClient: GattCharacteristic1/GattDescriptor1 methods of remote objects, and
 // notifications from peers to subscribed clients.
 
 // MARK: - GATT client
@@ -18,7 +18,7 @@ extension SimulatorCore {
     }
 
     private func resolve(_ path: String) throws(BlueZErrorReply) -> (DeviceState, GattObjectKind, RemotePeer) {
-        guard let (device, kind) = gattIndex[path] else { throw .doesNotExist }
+        guard let (device, kind) = gatt.object(at: path) else { throw .doesNotExist }
         guard device.link == .connected, let peer = device.peer else { throw .failed("Not connected") }
         return (device, kind, peer)
     }
@@ -118,7 +118,7 @@ extension SimulatorCore {
 
     /// `StartNotify()`: one session per client; a second call from the same client succeeds.
     public func startNotify(path: String, sender: String) throws(BlueZErrorReply) {
-        guard let (device, kind) = gattIndex[path], case .characteristic(let vh) = kind else { throw .doesNotExist }
+        guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
         guard device.link == .connected else { throw .notConnected }
         if device.acquiredNotify[vh] != nil { throw .notPermitted("Notify acquired") }
         guard let c = characteristic(device, vh), c.canNotify else { throw .notSupported }
@@ -130,7 +130,7 @@ extension SimulatorCore {
 
     /// `StopNotify()`: ends the caller's session.
     public func stopNotify(path: String, sender: String) throws(BlueZErrorReply) {
-        guard let (device, kind) = gattIndex[path], case .characteristic(let vh) = kind else { throw .doesNotExist }
+        guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
         if let socket = device.acquiredNotify.removeValue(forKey: vh) {
             socket.close()
             notifySessionsChanged(device, valueHandle: vh)
@@ -160,7 +160,7 @@ extension SimulatorCore {
     /// `AcquireNotify(a{sv})`: returns the client's end of a SOCK_SEQPACKET pair (the caller
     /// owns and must close it after replying) and the MTU. Each notification is one datagram.
     public func acquireNotify(path: String, sender: String) throws(BlueZErrorReply) -> (fd: Int32, mtu: UInt16) {
-        guard let (device, kind) = gattIndex[path], case .characteristic(let vh) = kind else { throw .doesNotExist }
+        guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
         guard device.link == .connected else { throw .failed("Not connected") }
         if device.acquiredNotify[vh] != nil { throw .notPermitted("Notify acquired") }
         if !(device.notifySessions[vh]?.isEmpty ?? true) { throw .inProgress }
@@ -177,7 +177,7 @@ extension SimulatorCore {
 
     /// `AcquireWrite(a{sv})`: each datagram the client sends is a Write Without Response.
     public func acquireWrite(path: String, sender: String) throws(BlueZErrorReply) -> (fd: Int32, mtu: UInt16) {
-        guard let (device, kind) = gattIndex[path], case .characteristic(let vh) = kind else { throw .doesNotExist }
+        guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
         guard device.link == .connected, let peer = device.peer else { throw .failed("Not connected") }
         if device.acquiredWrite[vh] != nil { throw .notPermitted("Write acquired") }
         guard let c = characteristic(device, vh), c.has(.writeWithoutResponse) else { throw .notSupported }

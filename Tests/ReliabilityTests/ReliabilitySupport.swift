@@ -1,29 +1,17 @@
-// Rig: the shared central rig (TestSupport.CentralRig) under this suite's names, and helpers.
+// The reliability suites' helpers around TestSupport.CentralRig: a ready SensorTag, addresses,
+// device paths, a future's failure within a deadline.
 import BlueCapKit
 import BlueZSimulator
 import Foundation
 import Futures
 import TestSupport
 
-typealias Rig = CentralRig
-typealias Events = ConnectionEvents
-
-let accService = AccelerometerUUIDs.service
-let accData = AccelerometerUUIDs.data
-let accEnabled = AccelerometerUUIDs.enabled
-let accPeriod = AccelerometerUUIDs.period
-
-/// A simulated SensorTag (accelerometer service), optionally with a battery service first.
-func tag(_ address: String, extraServiceFirst: Bool = false, dataUUID: BLEUUID = accData) -> SimulatedPeripheral {
-    simulatedSensorTag(address, extraServiceFirst: extraServiceFirst, dataUUID: dataUUID)
-}
-
 extension CentralRig {
     /// One simulated SensorTag at the first of ``addresses(_:block:)``, discovered, connected
     /// and its accelerometer service discovered (``CentralRig/ready(_:disconnectRetries:)``).
-    func readyTag(disconnectRetries: Int = 0) async throws -> (address: String, peripheral: Peripheral, service: Service, events: Events) {
+    func readyTag(disconnectRetries: Int = 0) async throws -> (address: String, peripheral: Peripheral, service: Service, events: ConnectionEvents) {
         let a = addresses(1)[0]
-        simulator.add(tag(a))
+        simulator.add(simulatedSensorTag(a))
         let (p, service, events) = try await ready(a, disconnectRetries: disconnectRetries)
         return (a, p, service, events)
     }

@@ -1,4 +1,4 @@
-// SimulatorCore+Peripheral: the application/advertisement registrations of the peripheral role
+// SimulatorCore+LocalRegistrations: the application/advertisement registrations of the peripheral role
 // (GattManager1, LEAdvertisingManager1) that feed the virtual radio.
 
 // MARK: - Peripheral role
