@@ -77,7 +77,7 @@ asan-if-changed: deps
 ## FUZZ_SECONDS on a scratch copy of its corpus (Tests/Fuzz/corpus/<target> stays as committed;
 ## crashes land in .build/fuzz/artifacts).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer
+FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer ExportedObjectFuzzer
 
 fuzz: deps
 	@mkdir -p .build/fuzz/artifacts
@@ -86,10 +86,11 @@ fuzz: deps
 			--scratch-path .build/fuzz --product $$t || exit 1; \
 		rm -rf .build/fuzz/corpus-$$t && mkdir -p .build/fuzz/corpus-$$t; \
 		echo "== $$t: $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp \
 		.build/fuzz/debug/$$t .build/fuzz/corpus-$$t Tests/Fuzz/corpus/$$t \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 \
 			-artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \
-			| grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
+			| grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
 			|| true; \
 		test -z "$$(ls .build/fuzz/artifacts/$$t-* 2>/dev/null)" || { echo "$$t: crash artifacts in .build/fuzz/artifacts"; exit 1; }; \
 	done

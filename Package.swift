@@ -37,7 +37,9 @@ let package = Package(
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
-        .target(name: "BlueCapTesting", dependencies: ["CDBus"], swiftSettings: strict),
+        // CSpawn: fork + exec with a parent-death signal, which posix_spawn cannot set.
+        .target(name: "CSpawn"),
+        .target(name: "BlueCapTesting", dependencies: ["CDBus", "CSpawn"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
@@ -76,6 +78,8 @@ let package = Package(
                           path: "Tests/Fuzz/DBusMessageFuzzer", swiftSettings: strict),
         .executableTarget(name: "SerDeFuzzer", dependencies: ["BlueCapKit", "FuzzSupport"],
                           path: "Tests/Fuzz/SerDeFuzzer", swiftSettings: strict),
+        .executableTarget(name: "ExportedObjectFuzzer", dependencies: ["DBus", "BlueZ", "BlueCapTesting", "Locking", "FuzzSupport"],
+                          path: "Tests/Fuzz/ExportedObjectFuzzer", swiftSettings: strict),
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),

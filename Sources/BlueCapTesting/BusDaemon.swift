@@ -1,5 +1,6 @@
 // A private dbus-daemon for tests, examples and the simulator.
 internal import CDBus
+internal import CSpawn
 import Foundation
 import Glibc
 import Synchronization
@@ -12,7 +13,8 @@ public struct BusDaemonError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// A private `dbus-daemon` listening on a Unix socket in a fresh temporary directory, with a
-/// policy that allows everything. `stop()` (or releasing the object) terminates and reaps it.
+/// policy that allows everything. `stop()` (or releasing the object) terminates and reaps it;
+/// it dies with this process even on `SIGKILL` (started through ``CleanSpawn``).
 public final class BusDaemon: Sendable {
     /// The address clients connect to (`unix:path=…,guid=…`).
     public let address: String
@@ -54,14 +56,19 @@ public final class BusDaemon: Sendable {
         </busconfig>
 
         """
+        // From here every throw removes the directory; once spawned, the daemon is stopped and
+        // reaped first (CleanSpawn's parent-death signal covers a crash of this process).
         guard FileManager.default.createFile(atPath: dir + "/bus.conf", contents: Data(config.utf8)) else {
+            BusDaemon.removeDirectory(dir)
             throw BusDaemonError(message: "cannot write \(dir)/bus.conf")
         }
 
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw BusDaemonError(message: "pipe failed: errno \(errno)") }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        guard cspawn_pipe_cloexec(&fds) == 0 else {
+            let code = errno
+            BusDaemon.removeDirectory(dir)
+            throw BusDaemonError(message: "pipe failed: \(String(cString: strerror(code)))")
+        }
         defer { Glibc.close(fds[0]) }
 
         let quiet: [Int32: CleanSpawn.Redirection] = Self.debugLogging ? [:] : [1: .null(write: true), 2: .null(write: true)]

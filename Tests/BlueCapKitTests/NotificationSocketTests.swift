@@ -14,7 +14,9 @@ struct NotificationSocketTests {
     private func reader(onData: @escaping @Sendable (Data) -> Void,
                         onClose: @escaping @Sendable () -> Void) throws -> (socket: NotificationSocket, peer: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0 else { throw POSIXError(.EIO) }
+        // Close-on-exec: a daemon another test spawns meanwhile must not inherit the peer, or
+        // closing it here would not end the reader.
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw POSIXError(.EIO) }
         let socket = NotificationSocket(fd: FileDescriptor(taking: fds[0]), mtu: 23, queue: DispatchQueue(label: "test.notify"),
                                         onData: onData, onClose: onClose)
         return (socket, fds[1])

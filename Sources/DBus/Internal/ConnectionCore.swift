@@ -53,6 +53,9 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     /// The object path of the last signal dispatched (owner thread only): a burst of signals
     /// from one object reuses it instead of making a String per signal.
     var ownerLastSignalPath: String?
+    /// Non-nil while `DBusFuzzing.dispatch` runs a call: what the owner thread sends is kept
+    /// here instead of going to the bus (owner thread only).
+    var ownerCapture: [OwnedMessage]?
 
     init(raw: RawConnection, uniqueName: String, address: String) {
         self.raw = raw
@@ -267,6 +270,10 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
 
     /// Sends `message` (owner thread); returns false when the connection is closed.
     func ownerSend(_ message: OwnedMessage) -> Bool {
+        if ownerCapture != nil {
+            ownerCapture!.append(message)
+            return true
+        }
         guard ownerIsOpen else { return false }
         let ok = LibDBus.send(raw, message.raw)
         if Log.enabled { Log.trace("send", message.raw, connection: uniqueName) }
