@@ -72,7 +72,10 @@ package final class Console: Sendable {
 
     /// Whether this console writes only to stderr (a background role's).
     private let toStderrOnly: Bool
-    private let lock = Locked(())
+    /// Serialises writes so that lines from several threads never interleave; its state counts
+    /// the writes. (Not a zero-sized state: ThreadSanitizer's Swift access checks report an
+    /// empty `Locked` state as a race on the lock itself.)
+    private let lock = Locked(0)
 
     package init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
         self.program = program
@@ -102,7 +105,7 @@ package final class Console: Sendable {
 
     /// A line on stdout as is (the live table).
     package func raw(_ text: String) {
-        lock.withLock { _ in Console.writeAll(text, fd: STDOUT_FILENO) }
+        lock.withLock { writes in Console.writeAll(text, fd: STDOUT_FILENO); writes += 1 }
     }
 
     /// `program: message` on stderr.
@@ -111,7 +114,7 @@ package final class Console: Sendable {
     }
 
     private func writeLine(_ line: String, fd: Int32) {
-        lock.withLock { _ in Console.writeAll(line + "\n", fd: fd) }
+        lock.withLock { writes in Console.writeAll(line + "\n", fd: fd); writes += 1 }
     }
 
     private static func writeAll(_ text: String, fd: Int32) {

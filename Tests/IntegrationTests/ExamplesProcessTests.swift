@@ -126,7 +126,7 @@ struct ExamplesProcessTests {
             #expect(zip(a, b).allSatisfy { abs($0 - $1) < 0.25 }, "a jump from \(a) to \(b)")
         }
         peripheral.send(SIGTERM)
-        #expect(try await peripheral.exitCode(within: .seconds(10)) == 0)
+        #expect(try await peripheral.exitCode(within: .seconds(10)) == 0, "stderr: \(peripheral.stderr)")
     }
 
     @Test("without bluetoothd on the bus both examples exit 2 with one line saying what to do")
