@@ -6,8 +6,9 @@
  *   baseline notify  --char PATH [--char PATH ...] --count N
  *       AddMatch PropertiesChanged(GattCharacteristic1) per characteristic path, StartNotify each,
  *       print "ready", count Value changes until N have arrived.
- *   baseline acquire --char PATH --count N
- *       AcquireNotify, print "ready", count datagrams until N arrived or the socket is idle 2 s.
+ *   baseline acquire --char PATH [--char PATH ...] --count N
+ *       AcquireNotify each, print "ready", count datagrams (over every socket) until N arrived
+ *       or the sockets are idle 2 s.
  *   baseline read    --char PATH --count N [--inflight K]
  *       N ReadValue calls, K outstanding at a time (1: sequential, latency recorded per call).
  *   baseline scan    --adapter PATH --seconds S
@@ -146,35 +147,49 @@ static int run_notify(const char **chars, int nchars, long count) {
 
 // MARK: acquire
 
-static int run_acquire(const char *path, long count) {
-    DBusMessage *msg = with_empty_options(dbus_message_new_method_call("org.bluez", path, "org.bluez.GattCharacteristic1", "AcquireNotify"));
-    DBusMessage *reply = call(path, NULL, NULL, msg);
-    DBusError err;
-    dbus_error_init(&err);
-    int fd = -1;
-    dbus_uint16_t mtu = 0;
-    if (!dbus_message_get_args(reply, &err, DBUS_TYPE_UNIX_FD, &fd, DBUS_TYPE_UINT16, &mtu, DBUS_TYPE_INVALID)) die("AcquireNotify reply", &err);
-    dbus_message_unref(reply);
+static int run_acquire(const char **chars, int nchars, long count) {
+    struct pollfd pfd[MAX_CHARS];
+    for (int c = 0; c < nchars; c++) {
+        DBusMessage *msg = with_empty_options(dbus_message_new_method_call("org.bluez", chars[c], "org.bluez.GattCharacteristic1", "AcquireNotify"));
+        DBusMessage *reply = call(chars[c], NULL, NULL, msg);
+        DBusError err;
+        dbus_error_init(&err);
+        int fd = -1;
+        dbus_uint16_t mtu = 0;
+        if (!dbus_message_get_args(reply, &err, DBUS_TYPE_UNIX_FD, &fd, DBUS_TYPE_UINT16, &mtu, DBUS_TYPE_INVALID)) die("AcquireNotify reply", &err);
+        dbus_message_unref(reply);
+        pfd[c] = (struct pollfd){.fd = fd, .events = POLLIN};
+    }
     ready();
     long got = 0;
     unsigned sum = 0;
     double first = 0, last = 0;
     unsigned char buf[1024];
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
     while (got < count) {
-        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) {
-            for (ssize_t i = 0; i < n; i++) sum += buf[i];
-            last = now();
-            if (got++ == 0) first = last;
-            continue;
+        /* Drain every socket that has datagrams, then wait for the next. */
+        int progress = 0;
+        for (int c = 0; c < nchars && got < count; c++) {
+            for (;;) {
+                ssize_t n = recv(pfd[c].fd, buf, sizeof buf, MSG_DONTWAIT);
+                if (n > 0) {
+                    for (ssize_t i = 0; i < n; i++) sum += buf[i];
+                    last = now();
+                    if (got++ == 0) first = last;
+                    progress = 1;
+                    if (got >= count) break;
+                    continue;
+                }
+                if (n == 0 || (errno != EAGAIN && errno != EINTR)) goto done;
+                break;
+            }
         }
-        if (n == 0 || (errno != EAGAIN && errno != EINTR)) break;
+        if (progress || got >= count) continue;
         /* Idle: wait for the next datagram; 2 s of silence after the first ends the run. */
-        int r = poll(&pfd, 1, got ? 2000 : -1);
+        int r = poll(pfd, (nfds_t)nchars, got ? 2000 : -1);
         if (r == 0) break;
     }
-    close(fd);
+done:
+    for (int c = 0; c < nchars; c++) close(pfd[c].fd);
     printf("result {\"count\": %ld, \"seconds\": %.9f, \"checksum\": %u}\n", got, last - first, sum);
     return 0;
 }
@@ -338,7 +353,7 @@ int main(int argc, char **argv) {
     if (!conn || !dbus_bus_register(conn, &err)) die("connect", &err);
     int rc;
     if (!strcmp(argv[1], "notify") && nchars > 0) rc = run_notify(chars, nchars, count);
-    else if (!strcmp(argv[1], "acquire") && nchars == 1) rc = run_acquire(chars[0], count);
+    else if (!strcmp(argv[1], "acquire") && nchars > 0) rc = run_acquire(chars, nchars, count);
     else if (!strcmp(argv[1], "read") && nchars == 1) rc = run_read(chars[0], count, inflight);
     else if (!strcmp(argv[1], "scan")) rc = run_scan(adapter, seconds);
     else {

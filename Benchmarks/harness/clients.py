@@ -43,7 +43,9 @@ class Peers:
                 argv += ["--address", a]
             return argv + ["--service", UUID_SERVICE, "--uuid", uuid, "--count", str(count),
                            "--inflight", str(inflight), "--seconds", str(seconds)]
-        script = {"bleak": "peer_bleak.py", "simplepyble": "peer_simplepyble.py"}[peer]
+        # "bleak-acquire" is the same bleak peer on a "notify" characteristic, where bleak's
+        # default start_notify takes AcquireNotify.
+        script = {"bleak": "peer_bleak.py", "simplepyble": "peer_simplepyble.py"}[peer.split("-")[0]]
         argv = [self.python, os.path.join(self.root, "Benchmarks", "peers", script), workload]
         for a in addresses:
             argv += ["--address", a]

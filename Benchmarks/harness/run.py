@@ -2,7 +2,7 @@
 Benchmarks/results/<date>.json and .png, and the results table of BENCHMARKS.md.
 
     python run.py [--quick] [--runs N] [--scan-seconds S] [--notify-count N] [--reads N]
-                  [--workloads p1,p2,p3,p4] [--peers baseline,bluecap,bleak,simplepyble]
+                  [--workloads p1d,p1,p2,p3,p4] [--peers baseline,bluecap,bleak,simplepyble]
 
 Each workload runs `runs` times; the peers take turns inside each run so that a change of load
 on the machine affects them alike. Every figure is also given as a ratio to the C baseline of
@@ -150,6 +150,64 @@ def p1(sim, peers, chars, indicate_chars, runs, count, names):
     return result
 
 
+# MARK: P1 default path
+
+# Peers whose default on a "notify" characteristic is AcquireNotify (a socket per subscription):
+# they run live, since a datagram socket has no queue in the bus daemon to stop them behind.
+def acquires_by_default(peer):
+    return peer.endswith("acquire") or peer.startswith("bluecap-default")
+
+
+def p1_default(sim, peers, chars, runs, count, names):
+    """Every peer as a user gets it: its default subscription on the "notify" characteristic
+    FFF1. BlueCapKit and bleak take AcquireNotify there; the C baseline (StartNotify, the
+    ratios' reference) and simplepyble take StartNotify, and are stopped while the simulator
+    emits as in P1 (their drain rate); `baseline-acquire` is the C reference for the socket path.
+    Ten devices: one FFF1 each, a tenth of the values each, emitted device after device."""
+    result = {}
+    for label, devices in (("default path, one characteristic", DEVICES[:1]),
+                           ("default path, 10 devices × 1 characteristic", DEVICES)):
+        per = count // len(devices)
+        samples = {}
+        for run in range(runs):
+            log(f"  P1 {label}: run {run + 1}/{runs}")
+            for peer in names:
+                live = acquires_by_default(peer)
+                delivered = []
+                paths = [chars[d] for d in devices]
+
+                def burst():
+                    for d in devices:
+                        delivered.append(sim.control("Burst", "ssu", [d, "FFF1", per])[0])
+
+                def on_ready(pid, live=live):
+                    if live:
+                        burst()
+                    else:
+                        stopped(pid, burst)
+
+                def body(peer=peer, live=live):
+                    workload = "acquire" if peer.startswith("baseline") and live else "notify"
+                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices), uuid=UUID_CHAR)
+                    r = run_client(argv, sim.address, on_ready, timeout=600, while_starting=advertiser(sim, peer, devices))
+                    n = r["count"]
+                    r["delivered"] = sum(delivered)
+                    r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
+                    r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
+                    if n != per * len(devices):
+                        raise ClientFailed(f"received {n} of {per * len(devices)}")
+                    log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
+                        f"{r['cpu_us'] or 0:6.2f} us CPU each")
+                    return r
+
+                attempt(samples, peer, body, sticky=True)
+                sim.ensure_connected(devices)
+        errors = samples.pop("_errors", {})
+        result[label] = {"count": per * len(devices), "summary": summarize(samples, ["rate", "cpu_us"]),
+                         "runs": samples, "errors": errors}
+    return result
+
+
 # MARK: P2 reads
 
 def p2(sim, peers, chars, runs, count, names):
@@ -270,7 +328,8 @@ def main():
     p.add_argument("--scan-hz", type=float, default=10)
     p.add_argument("--futures-elements", type=int, default=200_000,
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
-    p.add_argument("--workloads", default="p1,p2,p3,p4")
+    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4",
+                   help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify")
     p.add_argument("--peers", default="baseline,bluecap,bleak,simplepyble")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
     p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
@@ -298,9 +357,12 @@ def main():
             if w == "bluecap":
                 if bluecap_ok:
                     out += {"notify": ["bluecap-futurestream", "bluecap-async", "bluecap-acquire"],
+                            "default": ["bluecap-default", "bluecap-default-async"],
                             "read": ["bluecap-futurestream", "bluecap-async"], "scan": ["bluecap-futurestream"]}[kind]
-            elif w == "baseline" and kind == "notify":
+            elif w == "baseline" and kind in ("notify", "default"):
                 out += ["baseline", "baseline-acquire"]
+            elif w == "bleak" and kind == "default":
+                out.append("bleak-acquire")
             else:
                 out.append(w)
         return out
@@ -313,12 +375,14 @@ def main():
                "workloads": {}}
     sim_binary = os.path.join(args.release_dir, "bluez-sim")
     log(f"bluecap-bench harness: {args.runs} runs, load average {results['load_before']}")
-    if "p1" in workloads or "p2" in workloads:
+    if "p1d" in workloads or "p1" in workloads or "p2" in workloads:
         sim = Simulator(sim_binary, os.path.join(ROOT, "Benchmarks", "scenario.json"), adapters=1)
         try:
             paths = sim.setup(DEVICES, UUID_CHAR)
             chars = dict(zip(DEVICES, paths))
             indicate_chars = dict(zip(DEVICES, sim.setup(DEVICES, UUID_INDICATE)))
+            if "p1d" in workloads:
+                results["workloads"]["p1d"] = p1_default(sim, peers, chars, args.runs, args.notify_count, peer_list("default"))
             if "p1" in workloads:
                 results["workloads"]["p1"] = p1(sim, peers, chars, indicate_chars, args.runs, args.notify_count, peer_list("notify"))
             if "p2" in workloads:

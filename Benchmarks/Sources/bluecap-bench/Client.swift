@@ -1,6 +1,6 @@
 // bluecap-bench client: the BlueCapKit peer of the benchmark harness (Benchmarks/harness).
 //
-//   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|acquire
+//   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|async-stream|acquire|default|default-async
 //       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S]
 //
 // Does the same work as Benchmarks/baseline/baseline.c through the public BlueCapKit API on the
@@ -143,16 +143,37 @@ func clientNotify(_ manager: CentralManager, _ o: ClientOptions) async throws {
     let total = o.count  // over every characteristic
     let counter = Counter(target: total)
     var tasks: [Task<Void, any Error>] = []
+    // "default" and "default-async": whatever transport BlueCapKit picks (AcquireNotify on a
+    // "notify" characteristic), consumed through a FutureStream or an AsyncSequence.
+    let isDefault = o.variant.hasPrefix("default")
+    let isAsync = o.variant.hasSuffix("async") || o.variant == "async-stream"
     for c in chars {
         // The async bridge has no back-pressure: its buffer (the stream's capacity) is sized to
         // the burst so that nothing is dropped while the consumer catches up.
-        let stream = c.receiveNotificationUpdates(capacity: o.variant == "async" ? total : 1)
+        let stream = c.receiveNotificationUpdates(capacity: isAsync ? total : 1)
         _ = try await c.startNotifying().value
         let transport = c.notificationTransport
-        if (o.variant == "acquire") != (transport == .acquiredSocket) {
+        if !isDefault && (o.variant == "acquire") != (transport == .acquiredSocket) {
             throw ClientFailure("variant \(o.variant) got transport \(String(describing: transport))")
         }
-        if o.variant == "async" {
+        if o.variant == "async-stream" {
+            // The A/B reference for `values`: the same iteration over an AsyncThrowingStream
+            // fed by a callback subscription (what `values` was before its own channel).
+            let values = AsyncThrowingStream<NotificationUpdate, any Error>(
+                bufferingPolicy: .bufferingNewest(stream.subscriberBacklog)) { continuation in
+                let token = CancelToken()
+                continuation.onTermination = { _ in token.cancel() }
+                stream.onComplete(context: .immediate, cancelToken: token) { result in
+                    switch result {
+                    case .success(let update): continuation.yield(update)
+                    case .failure(let error): continuation.finish(throwing: error)
+                    }
+                }
+            }
+            tasks.append(Task.detached {
+                for try await update in values { counter.add(update.data) }
+            })
+        } else if isAsync {
             tasks.append(Task.detached {
                 for try await update in stream.values { counter.add(update.data) }
             })
