@@ -14,21 +14,25 @@ extension FutureStream {
     /// producer loses the OLDEST buffered values; the producer never blocks. Ending the
     /// iteration (breaking out, throwing, or cancelling its task) cancels the subscription,
     /// which abandons the stream if it was its last one (see ``StreamPromise/onAbandoned(_:)``).
+    ///
+    /// A consumer that falls behind takes every value buffered meanwhile without suspending
+    /// (one lock round trip each); it suspends, and a push wakes it, only when nothing is
+    /// buffered (see `AsyncValuesChannel`).
     @inlinable
     public var values: AsyncThrowingStream<T, any Error> {
-        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(subscriberBacklog)) { continuation in
-            let token = CancelToken()
-            continuation.onTermination = { _ in token.cancel() }
-            subscribe(context: .immediate, token: token) { event in
-                switch event {
-                case .item(.success(let value)): continuation.yield(value)
-                case .item(.failure(let error)):
-                    continuation.finish(throwing: error)
-                    token.cancel()
-                case .finished: continuation.finish()
-                }
+        let channel = AsyncValuesChannel<T>(limit: subscriberBacklog)
+        let token = CancelToken()
+        subscribe(context: .immediate, token: token) { event in
+            switch event {
+            case .item(.success(let value)): channel.push(value)
+            case .item(.failure(let error)):
+                channel.finish(throwing: error)
+                token.cancel()
+            case .finished: channel.finish()
             }
         }
+        let iteration = AsyncValuesIteration(channel: channel, token: token)
+        return AsyncThrowingStream(unfolding: { try await iteration.channel.next() })
     }
 
     /// Every result of the stream, successes and failures alike, as an `AsyncStream` (kept
@@ -46,15 +50,16 @@ extension FutureStream {
     /// stream if it was its last one (see ``StreamPromise/onAbandoned(_:)``).
     @inlinable
     public var results: AsyncStream<Result<T, any Error>> {
-        AsyncStream(bufferingPolicy: .bufferingNewest(subscriberBacklog)) { continuation in
-            let token = CancelToken()
-            continuation.onTermination = { _ in token.cancel() }
-            subscribe(context: .immediate, token: token) { event in
-                switch event {
-                case .item(let result): continuation.yield(result)
-                case .finished: continuation.finish()
-                }
+        let channel = AsyncValuesChannel<Result<T, any Error>>(limit: subscriberBacklog)
+        let token = CancelToken()
+        subscribe(context: .immediate, token: token) { event in
+            switch event {
+            case .item(let result): channel.push(result)
+            case .finished: channel.finish()
             }
         }
+        let iteration = AsyncValuesIteration(channel: channel, token: token)
+        // The channel only throws a failure given to `finish(throwing:)`, which this never does.
+        return AsyncStream(unfolding: { (try? await iteration.channel.next()) ?? nil })
     }
 }

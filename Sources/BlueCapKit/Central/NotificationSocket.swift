@@ -32,19 +32,27 @@ final class NotificationSocket: @unchecked Sendable {
         let source = self.source
         source.setEventHandler {
             var buffer = [UInt8](repeating: 0, count: capacity)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { recv(raw, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
-                if n > 0 {
-                    onData(Data(buffer[0..<n]))
-                    continue
+            var more = true
+            while more {
+                // Up to 64 datagrams per wake batch: an async consumer of the notifications
+                // wakes once per batch (never behind more than 64), not once per datagram.
+                more = WakeBatch.run { () -> Bool in
+                    for _ in 0..<64 {
+                        let n = buffer.withUnsafeMutableBytes { recv(raw, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
+                        if n > 0 {
+                            onData(Data(buffer[0..<n]))
+                            continue
+                        }
+                        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
+                        // 0: the peer closed (link lost, StopNotify); < 0: a socket error.
+                        if closed.trySet() {
+                            source.cancel()
+                            onClose()
+                        }
+                        return false
+                    }
+                    return true
                 }
-                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-                // 0: the peer closed (link lost, StopNotify); < 0: a socket error.
-                if closed.trySet() {
-                    source.cancel()
-                    onClose()
-                }
-                return
             }
         }
         // The socket stays open until the source is cancelled (by ``close()`` or end of file),

@@ -119,18 +119,22 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
             // Signals from the bus are taken off libdbus's queue and handled here; every other
             // message (method calls, replies completing pending calls, local signals) goes
             // through `dbus_connection_dispatch` and our filter.
-            var budget = 256
-            drain: while budget > 0 {
-                budget -= 1
-                switch LibDBus.takeSignal(raw) {
-                case .empty:
-                    break drain
-                case .signal(let m):
-                    if Log.enabled { Log.trace("recv", m, connection: uniqueName) }
-                    dispatchSignal(m)
-                    LibDBus.unref(message: m)
-                case .other:
-                    _ = LibDBus.dispatch(raw)
+            // One wake batch: async consumers of what these messages deliver are woken once
+            // at its end, not once per message (see `WakeBatch`).
+            WakeBatch.run {
+                var budget = 256
+                drain: while budget > 0 {
+                    budget -= 1
+                    switch LibDBus.takeSignal(raw) {
+                    case .empty:
+                        break drain
+                    case .signal(let m):
+                        if Log.enabled { Log.trace("recv", m, connection: uniqueName) }
+                        dispatchSignal(m)
+                        LibDBus.unref(message: m)
+                    case .other:
+                        _ = LibDBus.dispatch(raw)
+                    }
                 }
             }
             if closeRequested { break }
