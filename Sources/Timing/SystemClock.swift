@@ -10,26 +10,23 @@ public final class SystemClock: TimerClock {
 
     private let queue: DispatchQueue
     private let origin = ContinuousClock.now
+    /// Every one-shot deadline, on one timer source (see ``DeadlineTimer``).
+    private let deadlines: DeadlineTimer
 
     /// A clock whose work runs on `queue` (the global concurrent queue by default).
     public init(queue: DispatchQueue = .global()) {
         self.queue = queue
+        deadlines = DeadlineTimer(queue: queue)
     }
 
     public var now: Duration { ContinuousClock.now - origin }
 
+    /// Runs `work` on the clock's queue after `delay`. Scheduling and cancelling cost a heap
+    /// update under a lock: every deadline shares one dispatch timer source, armed for the
+    /// earliest (an operation's timeout no longer creates, arms and cancels a source of its own).
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask {
-        let timer = TimerSource(DispatchSource.makeTimerSource(queue: queue))
-        // The handler references the source until it fires or is cancelled; cancelling either
-        // way makes Dispatch release the handler, breaking that cycle.
-        timer.source.setEventHandler {
-            timer.source.cancel()
-            work()
-        }
-        timer.source.schedule(deadline: .now() + delay.dispatchInterval)
-        timer.source.resume()
-        return ClockTask { timer.source.cancel() }
+        deadlines.schedule(after: delay, work)
     }
 
     @discardableResult

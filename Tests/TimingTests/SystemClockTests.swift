@@ -48,4 +48,33 @@ struct SystemClockTests {
         #expect(!ran.withLock { $0 })
         #expect(state.withLock { $0.ticks } == stopped)
     }
+
+    @Test("deadlines share one timer: work runs in deadline order, an earlier deadline re-arms it, cancelled work never runs")
+    func sharedTimer() async {
+        let queue = DispatchQueue(label: "system-clock-shared")
+        let clock = SystemClock(queue: queue)
+        let log = Locked<[String]>([])
+        // Scheduled latest first: each new one is earlier than the armed deadline.
+        clock.schedule(after: .milliseconds(60)) { log.withLock { $0.append("c") } }
+        clock.schedule(after: .milliseconds(40)) { log.withLock { $0.append("b") } }
+        clock.schedule(after: .milliseconds(20)) { log.withLock { $0.append("a") } }
+        // Many cancelled deadlines (the heap is compacted) around live ones.
+        var cancelled: [ClockTask] = []
+        for i in 0..<500 {
+            cancelled.append(clock.schedule(after: .milliseconds(10 + i % 50)) { log.withLock { $0.append("cancelled") } })
+        }
+        for task in cancelled { task.cancel() }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            clock.schedule(after: .milliseconds(80)) { c.resume() }
+        }
+        #expect(log.withLock { $0 } == ["a", "b", "c"])
+    }
+
+    @Test("work scheduled on a clock nobody keeps still runs at its deadline")
+    func droppedClock() async {
+        let ran = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            SystemClock(queue: DispatchQueue(label: "system-clock-dropped")).schedule(after: .milliseconds(10)) { c.resume(returning: true) }
+        }
+        #expect(ran)
+    }
 }
