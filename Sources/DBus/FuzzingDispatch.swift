@@ -26,6 +26,16 @@ extension DBusFuzzing {
         _ = dbus_message_set_sender(call.raw, sender)
         dbus_message_set_no_reply(call.raw, noReply ? 1 : 0)
         let core = connection.core
+        if core.isOwnerThread {
+            // Called from `runOnOwnerThread`'s body: no hop. What other threads queued for the
+            // owner meanwhile runs after the call, as the loop would run it.
+            core.ownerCapture = []
+            core.dispatchMethodCall(call.raw)
+            let messages = core.ownerCapture ?? []
+            core.ownerCapture = nil
+            for job in core.jobs.takeAll() { job() }
+            return messages.map { Message(raw: $0.raw) }
+        }
         let done = DispatchSemaphore(value: 0)
         let captured = CapturedMessages()
         let queued = core.perform {
@@ -38,6 +48,16 @@ extension DBusFuzzing {
         guard queued else { throw .disconnected }
         done.wait()
         return captured.messages.map { Message(raw: $0.raw) }
+    }
+
+    /// Runs `body` on `connection`'s owner thread and waits for it: a fuzz driver running there
+    /// calls `dispatch` without two thread switches per input (half an input's time on a loaded
+    /// machine). While `body` runs the connection reads nothing from the bus; jobs other threads
+    /// queue run after each `dispatch`.
+    public static func runOnOwnerThread(of connection: Connection, _ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        guard connection.core.perform({ body(); done.signal() }) else { return body() }
+        done.wait()
     }
 
     /// Every object exported on `connection`: path, who may call it, whether it is an object

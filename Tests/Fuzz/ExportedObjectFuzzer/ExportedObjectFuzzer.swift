@@ -143,9 +143,11 @@ struct ExportedObjectFuzzerMain {
     static func main() {
         // Set up before the first input: libFuzzer's leak check looks at what each input leaves
         // allocated, and the objects under attack live as long as the process.
-        _ = Target.shared
-        FuzzerDriver.run(name: "ExportedObjectFuzzer", arguments: Array(CommandLine.arguments.dropFirst()), target: fuzz) {
-            fuzzExportedObjects($0)
+        // The driver runs on the connection's owner thread, so each input is dispatched in place.
+        let target = Target.shared
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        DBusFuzzing.runOnOwnerThread(of: target.connection) {
+            FuzzerDriver.run(name: "ExportedObjectFuzzer", arguments: arguments, target: fuzz) { fuzzExportedObjects($0) }
         }
     }
 }
