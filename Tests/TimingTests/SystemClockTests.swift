@@ -58,14 +58,13 @@ struct SystemClockTests {
         clock.schedule(after: .milliseconds(60)) { log.withLock { $0.append("c") } }
         clock.schedule(after: .milliseconds(40)) { log.withLock { $0.append("b") } }
         clock.schedule(after: .milliseconds(20)) { log.withLock { $0.append("a") } }
-        // Many cancelled deadlines (the heap is compacted) around live ones.
-        var cancelled: [ClockTask] = []
+        // Many deadlines cancelled at once (the heap is compacted), due after the live ones (so
+        // that a slow machine cannot reach them before their cancellation).
         for i in 0..<500 {
-            cancelled.append(clock.schedule(after: .milliseconds(10 + i % 50)) { log.withLock { $0.append("cancelled") } })
+            clock.schedule(after: .milliseconds(150 + i % 50)) { log.withLock { $0.append("cancelled") } }.cancel()
         }
-        for task in cancelled { task.cancel() }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            clock.schedule(after: .milliseconds(80)) { c.resume() }
+            clock.schedule(after: .milliseconds(250)) { c.resume() }
         }
         #expect(log.withLock { $0 } == ["a", "b", "c"])
     }
