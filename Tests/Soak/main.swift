@@ -49,7 +49,7 @@ do {
         let b = try await Soak.scanStorm(seconds: duration).report()
         ok = a && b
     default:
-        print("usage: bluecap-soak cycles [--count N] | scan-storm [--duration S] | all [--count N] [--duration S] | vm-peripheral | vm-central")
+        print("usage: bluecap-soak cycles [--count N] | scan-storm [--duration S] | all [--count N] [--duration S] | restarts [--count N] | vm-peripheral | vm-central")
         exit(2)
     }
 } catch {
