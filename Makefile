@@ -13,6 +13,12 @@
 #   make fuzz-merge  add what the working corpora cover beyond Tests/Fuzz/corpus to it (minimized)
 #   make soak      SOAK_CYCLES (1000) connect cycles, a SOAK_SECONDS (600) scan storm, RSS/fd
 #                  table, then a leak check (LeakSanitizer) over a short cycle run
+#   make soak-vm   by hand, never in `make test`: SOAK_VM_MINUTES (30) in the real-BlueZ VM of
+#                  connect → discover → 100 numbered notifications → disconnect cycles between
+#                  our peripheral (hci1) and central (hci0) processes, bluetoothd killed and
+#                  restarted every SOAK_VM_RESTART_MINUTES (5); every notification checked once
+#                  and in order, RSS/fds of both sampled each minute, table + verdict
+#                  (Scripts/bluez-vm/steps/soak; SOAK_VM_MINUTES=2 SOAK_VM_RESTART_MINUTES=1 to try it)
 #   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
 #                  BENCH_ARGS=--quick for a short run
 #
@@ -25,7 +31,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz fuzz-merge soak demo bench clean
+.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
 
 all: build
 
@@ -134,6 +140,19 @@ soak: deps
 	$(SWIFT) build --sanitize=address --scratch-path .build/asan --product bluecap-soak
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp \
 		.build/asan/debug/bluecap-soak cycles --count $(LEAK_CYCLES)
+
+## soak-vm: the real-BlueZ soak (by hand, not in `make test`): release bluecap-soak as the peripheral
+## (hci1) and the central (hci0) in one VM run, bluetoothd restarts, table and verdict
+## (Scripts/bluez-vm/README.md). The VM's hard limit is the soak plus 15 minutes.
+SOAK_VM_MINUTES ?= 30
+SOAK_VM_RESTART_MINUTES ?= 5
+
+soak-vm: deps
+	$(SWIFT) build -c release --product bluecap-soak
+	Scripts/bluez-vm/setup
+	SOAK_VM_MINUTES=$(SOAK_VM_MINUTES) SOAK_VM_RESTART_MINUTES=$(SOAK_VM_RESTART_MINUTES) \
+		Scripts/bluez-vm/run --timeout $$(( $(SOAK_VM_MINUTES) * 60 + 900 )) -- \
+		Scripts/bluez-vm/steps/soak $(CURDIR)/.build/release
 
 demo: deps
 	$(SWIFT) run -c release central-scanner --accelerometer --simulate --samples 20
