@@ -8,7 +8,9 @@
 #                  public symbol or any docc warning (about a minute once built)
 #   make tsan      every unit and bus-tier suite under ThreadSanitizer (SANITIZE_SUITES='A|B' for some)
 #   make asan      the same under AddressSanitizer
-#   make fuzz      each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus
+#   make fuzz      each libFuzzer target for FUZZ_SECONDS (60), or FUZZ_RUNS executions, growing
+#                  its working corpus in .build/fuzz (kept between runs: a campaign resumes)
+#   make fuzz-merge  add what the working corpora cover beyond Tests/Fuzz/corpus to it (minimized)
 #   make soak      SOAK_CYCLES (1000) connect cycles, a SOAK_SECONDS (600) scan storm, RSS/fd
 #                  table, then a leak check (LeakSanitizer) over a short cycle run
 #   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
@@ -23,7 +25,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz soak demo bench clean
+.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz fuzz-merge soak demo bench clean
 
 all: build
 
@@ -73,26 +75,44 @@ asan: deps
 asan-if-changed: deps
 	Scripts/sanitize address --if-changed
 
-## fuzz: libFuzzer + ASan builds (-DFUZZING selects libFuzzer's driver), each target run for
-## FUZZ_SECONDS on a scratch copy of its corpus (Tests/Fuzz/corpus/<target> stays as committed;
-## crashes land in .build/fuzz/artifacts).
+## fuzz: libFuzzer + ASan builds, optimized (-c release; -enable-testing for the targets' @testable
+## imports; -DFUZZING selects libFuzzer's driver), each target run for FUZZ_SECONDS or, when
+## FUZZ_RUNS is set, for that many executions (several hours: run it in the background). Each grows
+## its working corpus .build/fuzz/corpus-<target>, seeded from Tests/Fuzz/corpus/<target> and kept
+## between runs; crashes land in .build/fuzz/artifacts. ASan records no allocation stacks here
+## (malloc_context_size=0: a third of each execution otherwise): reproduce a crash with the replay
+## build (`swift run <target> <artifact>`) or `make asan` for the full report.
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
 FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer ExportedObjectFuzzer
+FUZZ_BUILD = $(SWIFT) build -c release -Xswiftc -enable-testing -Xswiftc -sanitize=fuzzer,address \
+	-Xswiftc -DFUZZING --scratch-path .build/fuzz
+FUZZ_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp ASAN_OPTIONS=quarantine_size_mb=64:malloc_context_size=0
+FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 
 fuzz: deps
 	@mkdir -p .build/fuzz/artifacts
 	@for t in $(FUZZ_TARGETS); do \
-		$(SWIFT) build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
-			--scratch-path .build/fuzz --product $$t || exit 1; \
-		rm -rf .build/fuzz/corpus-$$t && mkdir -p .build/fuzz/corpus-$$t; \
-		echo "== $$t: $(FUZZ_SECONDS) s"; \
-		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp \
-		.build/fuzz/debug/$$t .build/fuzz/corpus-$$t Tests/Fuzz/corpus/$$t \
-			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 \
-			-artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \
-			| grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
+		$(FUZZ_BUILD) --product $$t || exit 1; \
+		mkdir -p .build/fuzz/corpus-$$t && cp -n Tests/Fuzz/corpus/$$t/* .build/fuzz/corpus-$$t/; \
+		echo "== $$t: $(if $(FUZZ_RUNS),$(FUZZ_RUNS) executions,$(FUZZ_SECONDS) s), working corpus .build/fuzz/corpus-$$t"; \
+		$(FUZZ_ENV) .build/fuzz/release/$$t .build/fuzz/corpus-$$t $(FUZZ_LIMIT) -rss_limit_mb=4096 \
+			-print_final_stats=1 -artifact_prefix=.build/fuzz/artifacts/$$t- 2>&1 \
+			| grep -E "^#[0-9]+[[:space:]]+(INITED|DONE|pulse)|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
 			|| true; \
 		test -z "$$(ls .build/fuzz/artifacts/$$t-* 2>/dev/null)" || { echo "$$t: crash artifacts in .build/fuzz/artifacts"; exit 1; }; \
+	done
+
+## fuzz-merge: libFuzzer's -merge=1 adds to Tests/Fuzz/corpus/<target> only the working-corpus
+## inputs that cover something it does not (the committed corpus stays minimal); then commit.
+fuzz-merge: deps
+	@for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_BUILD) --product $$t || exit 1; \
+		test -d .build/fuzz/corpus-$$t || { echo "$$t: no working corpus (run make fuzz first)"; continue; }; \
+		before=$$(ls Tests/Fuzz/corpus/$$t | wc -l); \
+		$(FUZZ_ENV) .build/fuzz/release/$$t -merge=1 Tests/Fuzz/corpus/$$t .build/fuzz/corpus-$$t 2>&1 \
+			| grep -E "MERGE-OUTER: [0-9]+ new files" || true; \
+		echo "== $$t: Tests/Fuzz/corpus/$$t $$before → $$(ls Tests/Fuzz/corpus/$$t | wc -l) inputs"; \
 	done
 
 ## soak: bounded runs that stop by themselves; then LeakSanitizer over a short cycle run.

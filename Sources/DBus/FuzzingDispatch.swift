@@ -26,6 +26,16 @@ extension DBusFuzzing {
         _ = dbus_message_set_sender(call.raw, sender)
         dbus_message_set_no_reply(call.raw, noReply ? 1 : 0)
         let core = connection.core
+        if core.isOwnerThread {
+            // Called from `runOnOwnerThread`'s body: no hop. What other threads queued for the
+            // owner meanwhile runs after the call, as the loop would run it.
+            core.ownerCapture = []
+            core.dispatchMethodCall(call.raw)
+            let messages = core.ownerCapture ?? []
+            core.ownerCapture = nil
+            for job in core.jobs.takeAll() { job() }
+            return messages.map { Message(raw: $0.raw) }
+        }
         let done = DispatchSemaphore(value: 0)
         let captured = CapturedMessages()
         let queued = core.perform {
@@ -40,17 +50,53 @@ extension DBusFuzzing {
         return captured.messages.map { Message(raw: $0.raw) }
     }
 
-    /// A rendering of every object exported on `connection`: path, who may call it, whether it
-    /// is an object manager, its interfaces in order and every property value. Two snapshots are
-    /// equal exactly when a call changed none of that.
-    public static func exportSnapshot(of connection: Connection) -> String {
+    /// Runs `body` on `connection`'s owner thread and waits for it: a fuzz driver running there
+    /// calls `dispatch` without two thread switches per input (half an input's time on a loaded
+    /// machine). While `body` runs the connection reads nothing from the bus; jobs other threads
+    /// queue run after each `dispatch`.
+    public static func runOnOwnerThread(of connection: Connection, _ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        guard connection.core.perform({ body(); done.signal() }) else { return body() }
+        done.wait()
+    }
+
+    /// Every object exported on `connection`: path, who may call it, whether it is an object
+    /// manager, its interfaces in order and every property value. Two snapshots are equal exactly
+    /// when a call changed none of that; comparing them builds no text (the fuzz target takes one
+    /// per input), `description` renders one for a failure report.
+    public static func exportSnapshot(of connection: Connection) -> ExportSnapshot {
         connection.core.exports.withLock { table in
-            table.objects.sorted { $0.key < $1.key }.map { path, object in
-                var lines = ["\(path) caller=\(object.allowedCaller ?? "-") manager=\(object.isObjectManager) token=\(object.token)"]
-                for name in object.order {
-                    guard let iface = object.interfaces[name] else { lines.append("  \(name) missing"); continue }
+            ExportSnapshot(objects: table.objects.map { path, object in
+                ExportSnapshot.Object(path: path, allowedCaller: object.allowedCaller, isObjectManager: object.isObjectManager,
+                                      token: object.token, order: object.order,
+                                      values: object.order.map { object.interfaces[$0]?.values })
+            }.sorted { $0.path < $1.path })
+        }
+    }
+
+    /// What `exportSnapshot(of:)` returns: the export table as plain values.
+    public struct ExportSnapshot: Equatable, Sendable, CustomStringConvertible {
+        /// One exported object.
+        public struct Object: Equatable, Sendable {
+            let path: String
+            let allowedCaller: String?
+            let isObjectManager: Bool
+            let token: Int
+            let order: [String]
+            /// The property values of each interface in `order` (nil: the interface is missing).
+            let values: [[String: DBusValue]?]
+        }
+
+        let objects: [Object]
+
+        /// One line per object and interface, one per property value (types included).
+        public var description: String {
+            objects.map { object in
+                var lines = ["\(object.path) caller=\(object.allowedCaller ?? "-") manager=\(object.isObjectManager) token=\(object.token)"]
+                for (name, values) in zip(object.order, object.values) {
+                    guard let values else { lines.append("  \(name) missing"); continue }
                     lines.append("  \(name)")
-                    for (key, value) in iface.values.sorted(by: { $0.key < $1.key }) {
+                    for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                         lines.append("    \(key) = \(String(reflecting: value))")
                     }
                 }

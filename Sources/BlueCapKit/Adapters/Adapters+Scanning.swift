@@ -16,7 +16,7 @@ extension Adapters {
                               poweredOnTimeout: Duration = .seconds(10)) -> FutureStream<AdapterScanResult> {
         let promise = StreamPromise<AdapterScanResult>(capacity: max(1, capacity))
         guard let connection else {
-            promise.finish(throwing: BlueCapError(.busUnavailable, Self.scanOperation, adapter: nil, "no D-Bus connection"))
+            promise.finish(throwing: BlueCapError(.busUnavailable, Self.scanOperation, adapter: nil, busError ?? "no D-Bus connection"))
             return promise.stream
         }
         let chosen = names ?? all.filter(\.powered).map(\.name)

@@ -24,7 +24,7 @@ public final class Adapters: Sendable {
     public let clock: any TimerClock
     let connection: Connection?
     let tree: ObjectTree?
-    private let busError: String?
+    let busError: String?
 
     private struct State {
         var known: [ObjectPath: Adapter] = [:]
@@ -62,11 +62,7 @@ public final class Adapters: Sendable {
                 clock: any TimerClock = SystemClock.shared) {
         self.context = context
         self.clock = clock
-        var conn = connection
-        var failure: String?
-        if conn == nil {
-            do { conn = try Connection(.system) } catch { failure = error.description }
-        }
+        let (conn, failure) = SystemBus.resolve(connection)
         self.connection = conn
         self.busError = failure
         self.tree = conn.map(ObjectTree.shared(for:))

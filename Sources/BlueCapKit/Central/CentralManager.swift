@@ -51,11 +51,7 @@ public final class CentralManager: Sendable {
         self.context = context
         self.clock = clock
         self.adapterName = adapter
-        var conn = connection
-        var failure: String?
-        if conn == nil {
-            do { conn = try Connection(.system) } catch { failure = error.description }
-        }
+        let (conn, failure) = SystemBus.resolve(connection)
         self.connection = conn
         self.busError = failure
         if let conn {

@@ -102,11 +102,9 @@ public final class PairingAgent: Sendable {
 
     private func registerNow(connection: Connection?, asDefault: Bool, timeout: Duration) async throws(BlueZError) -> PairingAgentRegistration {
         let op = "org.bluez.AgentManager1.RegisterAgent"
-        let conn: Connection
-        if let connection { conn = connection } else {
-            do { conn = try Connection(.system) } catch {
-                throw BlueZError(kind: .serviceUnavailable, message: "the system bus cannot be reached: \(error)", operation: op)
-            }
+        let (resolved, failure) = SystemBus.resolve(connection)
+        guard let conn = resolved else {
+            throw BlueZError(kind: .serviceUnavailable, message: "the system bus cannot be reached: \(failure ?? "no connection")", operation: op)
         }
         let tree = ObjectTree.shared(for: conn)
         let owner = try await PairingAgentRegistration.owner(of: tree, timeout: timeout)

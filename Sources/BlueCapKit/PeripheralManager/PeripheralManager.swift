@@ -59,7 +59,7 @@ public final class PeripheralManager: Sendable {
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         applicationRoot = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)")
         advertisementPath = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
-        let conn = connection ?? (try? Connection(.system))
+        let conn = SystemBus.resolve(connection).connection
         self.connection = conn
         guard let conn else {
             tracker = nil

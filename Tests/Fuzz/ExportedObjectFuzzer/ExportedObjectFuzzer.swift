@@ -71,12 +71,27 @@ final class Target: Sendable {
     }
 
     /// Everything a refused call must leave as it was.
-    func state() -> String {
-        [DBusFuzzing.exportSnapshot(of: connection),
-         "value=\(characteristic.value as NSData) desc=\(descriptor.value as NSData) notifying=\(characteristic.isNotifying)",
-         "advertisement registered=\(advertisement.isRegistered) released=\(advertisement.wasReleased)",
-         "agent events=\(agentEvents.withLock { $0 })"].joined(separator: "\n")
+    struct State: Equatable, CustomStringConvertible {
+        let exports: DBusFuzzing.ExportSnapshot
+        let value: Data, descriptorValue: Data, notifying: Bool
+        let advertisementRegistered: Bool, advertisementReleased: Bool
+        let agentEvents: Int
+
+        var description: String {
+            "\(exports)\nvalue=\(value as NSData) desc=\(descriptorValue as NSData) notifying=\(notifying)\n"
+                + "advertisement registered=\(advertisementRegistered) released=\(advertisementReleased)\nagent events=\(agentEvents)"
+        }
     }
+
+    func state() -> State {
+        State(exports: DBusFuzzing.exportSnapshot(of: connection), value: characteristic.value, descriptorValue: descriptor.value,
+              notifying: characteristic.isNotifying, advertisementRegistered: advertisement.isRegistered,
+              advertisementReleased: advertisement.wasReleased, agentEvents: agentEvents.withLock { $0 })
+    }
+
+    /// The state after the previous input: what the next input starts from (one snapshot per
+    /// input instead of two). Only the fuzzing thread touches it.
+    nonisolated(unsafe) static var last: State?
 }
 
 // MARK: - One input
@@ -85,7 +100,7 @@ func fuzzExportedObjects(_ data: Data) {
     let target = Target.shared
     var bytes = FuzzBytes(Array(data))
     let call = HostileCall(&bytes, paths: target.paths, allowedCaller: Target.allowedCaller)
-    let before = target.state()
+    let before = Target.last ?? target.state()
     let sent: [Message]
     do {
         sent = try DBusFuzzing.dispatch(on: target.connection, sender: call.sender, path: call.path,
@@ -94,19 +109,23 @@ func fuzzExportedObjects(_ data: Data) {
     } catch {
         return  // libdbus would not build this call (no bus could deliver it either)
     }
+    let after = target.state()
+    Target.last = after
     let replies = sent.filter { $0.type == .methodReturn || $0.type == .error }
-    let what = "\(call.interface ?? "-").\(call.member) at \(call.path) from \(call.sender) (\(call.arguments.map { "\($0.signature)" }.joined()))"
+    // Rendered only for a failure report.
+    func what() -> String {
+        "\(call.interface ?? "-").\(call.member) at \(call.path) from \(call.sender) (\(call.arguments.map { "\($0.signature)" }.joined()))"
+    }
     if call.noReply {
-        if !replies.isEmpty { fatalError("\(what): no reply was asked for, got \(replies)") }
+        if !replies.isEmpty { fatalError("\(what()): no reply was asked for, got \(replies)") }
         return
     }
-    guard replies.count == 1 else { fatalError("\(what): expected one reply at once, got \(replies.count): \(sent)") }
+    guard replies.count == 1 else { fatalError("\(what()): expected one reply at once, got \(replies.count): \(sent)") }
     let reply = replies[0]
     guard reply.type == .error else { return }
-    guard let name = reply.errorName, !name.isEmpty else { fatalError("\(what): error reply without a name") }
-    if sent.count != 1 { fatalError("\(what): refused (\(name)) but also sent \(sent)") }
-    let after = target.state()
-    if after != before { fatalError("\(what): refused (\(name)) but the state changed:\n\(before)\n→\n\(after)") }
+    guard let name = reply.errorName, !name.isEmpty else { fatalError("\(what()): error reply without a name") }
+    if sent.count != 1 { fatalError("\(what()): refused (\(name)) but also sent \(sent)") }
+    if after != before { fatalError("\(what()): refused (\(name)) but the state changed:\n\(before)\n→\n\(after)") }
 }
 
 // MARK: - Entry points
@@ -124,9 +143,11 @@ struct ExportedObjectFuzzerMain {
     static func main() {
         // Set up before the first input: libFuzzer's leak check looks at what each input leaves
         // allocated, and the objects under attack live as long as the process.
-        _ = Target.shared
-        FuzzerDriver.run(name: "ExportedObjectFuzzer", arguments: Array(CommandLine.arguments.dropFirst()), target: fuzz) {
-            fuzzExportedObjects($0)
+        // The driver runs on the connection's owner thread, so each input is dispatched in place.
+        let target = Target.shared
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        DBusFuzzing.runOnOwnerThread(of: target.connection) {
+            FuzzerDriver.run(name: "ExportedObjectFuzzer", arguments: arguments, target: fuzz) { fuzzExportedObjects($0) }
         }
     }
 }
