@@ -14,7 +14,7 @@
 #   make soak      SOAK_CYCLES (1000) connect cycles, a SOAK_SECONDS (600) scan storm, RSS/fd
 #                  table, then a leak check (LeakSanitizer) over a short cycle run
 #   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
-#                  BENCH_ARGS=--quick for a short run
+#                  BENCH_ARGS=--quick: the regression check (< 5 min, prints every ratio)
 #
 # Every target installs the Debian packages it needs when they are absent, so a fresh
 # machine needs nothing but Swift and this repository.

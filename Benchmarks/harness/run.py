@@ -265,8 +265,10 @@ def p4(bench, runs, elements):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--quick", action="store_true", help="short run: fewer notifications and reads, 5 s storm")
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--quick", action="store_true",
+                   help="the regression check: 3 runs, fewer notifications and reads, 5 s storm, our client and the "
+                        "baseline only (unless --peers/--runs are given), the scale curve at small sizes")
+    p.add_argument("--runs", type=int)
     p.add_argument("--notify-count", type=int, default=200_000)
     p.add_argument("--reads", type=int, default=10_000)
     p.add_argument("--scan-seconds", type=float, default=60)
@@ -276,7 +278,7 @@ def main():
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
     p.add_argument("--scale-seconds", type=float, default=10.0, help="scale curve: seconds of storm per size and run")
     p.add_argument("--workloads", default="p1,p2,p3,p4,scale")
-    p.add_argument("--peers", default="baseline,bluecap,bleak,simplepyble")
+    p.add_argument("--peers")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
     p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
     p.add_argument("--python", default=sys.executable)
@@ -285,17 +287,22 @@ def main():
     p.add_argument("--no-markdown", action="store_true")
     args = p.parse_args()
     if args.quick:
-        args.notify_count = min(args.notify_count, 20_000)
-        args.reads = min(args.reads, 2_000)
+        # Sized for < 5 minutes on 2 loaded cores, release builds included: the peers' own
+        # set-up (simplepyble's lost replies wait out 30 s each) would take most of it.
+        args.runs = args.runs or 3
+        args.peers = args.peers or "baseline,bluecap"
+        args.notify_count = min(args.notify_count, 10_000)
+        args.reads = min(args.reads, 1_000)
         args.scan_seconds = min(args.scan_seconds, 5)
-        args.futures_elements = min(args.futures_elements, 100_000)
+        args.futures_elements = min(args.futures_elements, 50_000)
         args.scale_seconds = min(args.scale_seconds, 3)
         if args.out == default_out:
             # A quick run is a check, not the results of record: BENCHMARKS.md and
             # Benchmarks/results stay as they are.
             args.out = os.path.join(ROOT, ".build", "bench", "quick")
             args.no_markdown = True
-    args.runs = max(args.runs, 1)
+    args.runs = max(args.runs or 5, 1)
+    args.peers = args.peers or "baseline,bluecap,bleak,simplepyble"
 
     peers = Peers(ROOT, args.release_dir, args.baseline, args.python)
     wanted = args.peers.split(",")
@@ -347,8 +354,11 @@ def main():
         notify = [p for p in peer_list("notify") if p in ("baseline", "bluecap-futurestream", "bluecap-acquire")]
         scan = [p for p in peer_list("scan") if p in ("baseline", "bluecap-futurestream")]
         results["workloads"]["scale"] = {
-            "p1": scale_p1(sim_binary, peers, scale_runs, args.notify_count, notify, attempt, summarize, log),
-            "p3": scale_p3(sim_binary, peers, scale_runs, args.scale_seconds, scan, attempt, summarize, log)}
+            # --quick: the two ends of each curve only.
+            "p1": scale_p1(sim_binary, peers, scale_runs, args.notify_count, notify, attempt, summarize, log,
+                           **({"sizes": (1, 100)} if args.quick else {})),
+            "p3": scale_p3(sim_binary, peers, scale_runs, args.scale_seconds, scan, attempt, summarize, log,
+                           **({"sizes": (1, 1000)} if args.quick else {}))}
     results["load_after"] = load_average()
     results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
 
