@@ -178,11 +178,13 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         return own[own.index(own.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
     }
 
+    /// Whether two paths have the same text (counted by `PathWorkProbe` when it counts).
     public static func == (a: ObjectPath, b: ObjectPath) -> Bool {
         PathWorkProbe.compared()
         return a.rawValue == b.rawValue
     }
 
+    /// Hashes the path's text (counted by `PathWorkProbe` when it counts).
     public func hash(into hasher: inout Hasher) {
         PathWorkProbe.hashed()
         hasher.combine(rawValue)
