@@ -20,7 +20,7 @@
 #                  and in order, RSS/fds of both sampled each minute, table + verdict
 #                  (Scripts/bluez-vm/steps/soak; SOAK_VM_MINUTES=2 SOAK_VM_RESTART_MINUTES=1 to try it)
 #   make bench     benchmarks against the C libdbus baseline, bleak and simplepyble (BENCHMARKS.md);
-#                  BENCH_ARGS=--quick for a short run
+#                  BENCH_ARGS=--quick: the regression check (< 5 min, prints every ratio)
 #
 # Every target installs the Debian packages it needs when they are absent, so a fresh
 # machine needs nothing but Swift and this repository.

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CHARS 64
+#define MAX_CHARS 1024
 #define CALL_TIMEOUT_MS 30000
 
 static DBusConnection *conn;

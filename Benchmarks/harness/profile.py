@@ -2,9 +2,11 @@
 
     python profile.py <peer> <notify|acquire|read|scan> [--count N] [--inflight K] [--seconds S] [--out FILE]
 
-`scan` profiles the P3 storm (1,000 devices x 10 RSSI updates/s) for `--seconds` (10).
+`scan` profiles the P3 storm (1,000 devices x 10 RSSI updates/s; `--devices`, `--hz`) for
+`--seconds` (10). `--call-graph dwarf` records DWARF call graphs (frame pointers otherwise).
 
-Prints the top of `perf report --no-children` (self time by symbol).
+Prints the top of `perf report --no-children` (self time by symbol), then with `--children`
+the top of the inclusive report (each frame's share with everything it calls).
 """
 import argparse
 import os
@@ -28,13 +30,17 @@ def main():
     p.add_argument("--inflight", type=int, default=1)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--out", default="/tmp/bluecap-bench.perf")
+    p.add_argument("--devices", type=int, default=1000)
+    p.add_argument("--hz", type=float, default=10.0)
+    p.add_argument("--call-graph", default="fp")
+    p.add_argument("--children", action="store_true")
     args = p.parse_args()
     peers = Peers(ROOT, os.path.join(ROOT, ".build", "release"), os.path.join(ROOT, ".build", "bench", "baseline"), sys.executable)
     sim = Simulator(os.path.join(ROOT, ".build", "release", "bluez-sim"), os.path.join(ROOT, "Benchmarks", "scenario.json"))
     perf = {}
     try:
         if args.workload == "scan":
-            sim.start_storm(1000, 10)
+            sim.start_storm(args.devices, args.hz)
             argv = peers.command(args.peer, "scan", [], [], seconds=args.seconds)
         else:
             uuid = UUID_INDICATE if args.workload == "notify" else UUID_CHAR
@@ -42,7 +48,8 @@ def main():
             argv = peers.command(args.peer, args.workload, [DEVICE], [path], count=args.count, inflight=args.inflight, uuid=uuid)
 
         def on_ready(pid):
-            perf["p"] = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", args.out, "-p", str(pid)],
+            perf["p"] = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "--call-graph", args.call_graph,
+                                          "-o", args.out, "-p", str(pid)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if args.workload == "notify":
                 stopped(pid, lambda: sim.control("Burst", "ssu", [DEVICE, "FFF2", args.count]))
@@ -59,6 +66,11 @@ def main():
     report = subprocess.run(["perf", "report", "-i", args.out, "--no-children", "--stdio", "--percent-limit", "1.5",
                              "-g", "none", "--sort", "dso,symbol"], capture_output=True, text=True)
     print("\n".join(l for l in report.stdout.splitlines() if l and not l.startswith("#"))[:6000])
+    if args.children:
+        report = subprocess.run(["perf", "report", "-i", args.out, "--children", "--stdio", "--percent-limit", "3",
+                                 "-g", "none", "--sort", "symbol"], capture_output=True, text=True)
+        print("inclusive:")
+        print("\n".join(l for l in report.stdout.splitlines() if l and not l.startswith("#"))[:8000])
 
 
 if __name__ == "__main__":

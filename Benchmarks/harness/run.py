@@ -2,7 +2,11 @@
 Benchmarks/results/<date>.json and .png, and the results table of BENCHMARKS.md.
 
     python run.py [--quick] [--runs N] [--scan-seconds S] [--notify-count N] [--reads N]
-                  [--workloads p1d,p1,p2,p3,p4] [--peers baseline,bluecap,bleak,simplepyble]
+                  [--workloads p1d,p1,p2,p3,p4,scale] [--peers baseline,bluecap,bleak,simplepyble]
+                  [--scale-seconds S]
+
+`p1d` is the default path (each peer's default subscription on FFF1); `p1` the forced StartNotify
+path; `scale` the scale curve (scale.py): P1 and P3 at 1, 10, 100 (1,000) devices.
 
 Each workload runs `runs` times; the peers take turns inside each run so that a change of load
 on the machine affects them alike. Every figure is also given as a ratio to the C baseline of
@@ -20,7 +24,8 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, run_client, stopped  # noqa: E402
 from machine import describe_machine, load_average  # noqa: E402
-from report import write_chart, write_markdown  # noqa: E402
+from report import rows, write_chart, write_markdown  # noqa: E402
+from scale import print_scale, scale_p1, scale_p3, write_scale_chart  # noqa: E402
 from simulator import Simulator  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -319,8 +324,10 @@ def p4(bench, runs, elements):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--quick", action="store_true", help="short run: fewer notifications and reads, 5 s storm")
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--quick", action="store_true",
+                   help="the regression check: 3 runs, fewer notifications and reads, 5 s storm, our client and the "
+                        "baseline only (unless --peers/--runs are given), the scale curve at small sizes")
+    p.add_argument("--runs", type=int)
     p.add_argument("--notify-count", type=int, default=200_000)
     p.add_argument("--reads", type=int, default=10_000)
     p.add_argument("--scan-seconds", type=float, default=60)
@@ -328,21 +335,34 @@ def main():
     p.add_argument("--scan-hz", type=float, default=10)
     p.add_argument("--futures-elements", type=int, default=200_000,
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
-    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4",
+    p.add_argument("--scale-seconds", type=float, default=10.0, help="scale curve: seconds of storm per size and run")
+    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale",
                    help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify")
-    p.add_argument("--peers", default="baseline,bluecap,bleak,simplepyble")
+    p.add_argument("--peers")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
     p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
     p.add_argument("--python", default=sys.executable)
-    p.add_argument("--out", default=os.path.join(ROOT, "Benchmarks", "results"))
+    default_out = os.path.join(ROOT, "Benchmarks", "results")
+    p.add_argument("--out", default=default_out)
     p.add_argument("--no-markdown", action="store_true")
     args = p.parse_args()
     if args.quick:
-        args.notify_count = min(args.notify_count, 20_000)
-        args.reads = min(args.reads, 2_000)
+        # Sized for < 5 minutes on 2 loaded cores, release builds included: the peers' own
+        # set-up (simplepyble's lost replies wait out 30 s each) would take most of it.
+        args.runs = args.runs or 3
+        args.peers = args.peers or "baseline,bluecap"
+        args.notify_count = min(args.notify_count, 10_000)
+        args.reads = min(args.reads, 1_000)
         args.scan_seconds = min(args.scan_seconds, 5)
-        args.futures_elements = min(args.futures_elements, 100_000)
-    args.runs = max(args.runs, 1)
+        args.futures_elements = min(args.futures_elements, 50_000)
+        args.scale_seconds = min(args.scale_seconds, 3)
+        if args.out == default_out:
+            # A quick run is a check, not the results of record: BENCHMARKS.md and
+            # Benchmarks/results stay as they are.
+            args.out = os.path.join(ROOT, ".build", "bench", "quick")
+            args.no_markdown = True
+    args.runs = max(args.runs or 5, 1)
+    args.peers = args.peers or "baseline,bluecap,bleak,simplepyble"
 
     peers = Peers(ROOT, args.release_dir, args.baseline, args.python)
     wanted = args.peers.split(",")
@@ -371,7 +391,7 @@ def main():
     results = {"date": started.isoformat(timespec="seconds"), "machine": describe_machine(),
                "load_before": load_average(), "runs": args.runs,
                "settings": {k: getattr(args, k) for k in ("notify_count", "reads", "scan_seconds", "scan_devices", "scan_hz",
-                                                 "futures_elements", "quick")},
+                                                 "futures_elements", "quick", "scale_seconds")},
                "workloads": {}}
     sim_binary = os.path.join(args.release_dir, "bluez-sim")
     log(f"bluecap-bench harness: {args.runs} runs, load average {results['load_before']}")
@@ -394,6 +414,16 @@ def main():
                                         args.scan_hz, peer_list("scan"))
     if "p4" in workloads:
         results["workloads"]["p4"] = p4(peers.bench, max(args.runs, 5), args.futures_elements)
+    if "scale" in workloads:
+        scale_runs = 1 if args.quick else min(args.runs, 3)
+        notify = [p for p in peer_list("notify") if p in ("baseline", "bluecap-futurestream", "bluecap-acquire")]
+        scan = [p for p in peer_list("scan") if p in ("baseline", "bluecap-futurestream")]
+        results["workloads"]["scale"] = {
+            # --quick: the two ends of each curve only.
+            "p1": scale_p1(sim_binary, peers, scale_runs, args.notify_count, notify, attempt, summarize, log,
+                           **({"sizes": (1, 100)} if args.quick else {})),
+            "p3": scale_p3(sim_binary, peers, scale_runs, args.scale_seconds, scan, attempt, summarize, log,
+                           **({"sizes": (1, 1000)} if args.quick else {}))}
     results["load_after"] = load_average()
     results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
 
@@ -403,6 +433,10 @@ def main():
         json.dump(results, f, indent=1)
     chart = write_chart(results, stem + ".png")
     log(f"wrote {stem}.json" + (f" and {chart}" if chart else ""))
+    scale_chart = write_scale_chart(results, stem + "-scale.png") if "scale" in results["workloads"] else None
+    if scale_chart:
+        log(f"wrote {scale_chart}")
+    print_ratios(results)
     if not args.no_markdown:
         write_markdown(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.relpath(stem + ".json", ROOT),
                        os.path.relpath(chart, ROOT) if chart else None)
@@ -413,11 +447,23 @@ def main():
 def remove_earlier_results(out, stem):
     """Keeps only the results BENCHMARKS.md now points at: earlier runs' JSON and charts are
     removed (their figures live on in BENCHMARKS.md's before/after tables and in git history)."""
-    keep = {os.path.basename(stem) + ".json", os.path.basename(stem) + ".png"}
+    keep = {os.path.basename(stem) + ".json", os.path.basename(stem) + ".png", os.path.basename(stem) + "-scale.png"}
     for name in sorted(os.listdir(out)):
         if name.endswith((".json", ".png")) and name[:4].isdigit() and name not in keep:
             os.remove(os.path.join(out, name))
             log(f"removed the earlier {name}")
+
+
+def print_ratios(results):
+    """The run's figures and their ratios to the baseline of the same run, on stderr (the
+    regression check of `make bench BENCH_ARGS=--quick`)."""
+    log(f"ratios to the C baseline of this run (median, min–max of {results['runs']} runs), "
+        f"{results['elapsed_s']:.0f} s, load {results['load_before']} -> {results['load_after']}:")
+    for r in rows(results):
+        log(f"  {r[0][:38]:38s} {r[1]:22s} {r[2][:34]:34s} {r[3]:>28s}  {r[4].replace('**', '')}")
+    if results["workloads"].get("scale"):
+        log("scale curve, CPU µs per event (median, min–max):")
+        print_scale(results["workloads"]["scale"], log)
 
 
 def bluecap_client_available(bench):

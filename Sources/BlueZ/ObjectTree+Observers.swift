@@ -81,7 +81,12 @@ extension ObjectTree {
 
     /// Runs the observers of each event, in order, without the lock.
     func deliver(_ batch: [(ObjectTreeEvent, [Handler])]) {
-        for (event, handlers) in batch { for h in handlers { h(event) } }
+        for (event, handlers) in batch {
+            for h in handlers {
+                PathWorkProbe.visit()
+                h(event)
+            }
+        }
     }
 }
 

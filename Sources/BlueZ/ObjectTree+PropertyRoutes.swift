@@ -46,21 +46,32 @@ extension ObjectTree {
     /// route, the cache is updated and the route's handlers called, and the result is true.
     /// False (the change then takes the generic path, ``apply(_:sender:from:)``) when the
     /// property has no route, or when the generic path would ignore or reject the change.
-    func routedProperty(path: ObjectPath, interface: String, name: String, value: DBusValue, sender: String?) -> Bool {
-        let handlers = state.withLock { s -> [(id: Int, handler: PropertyHandler)]? in
-            guard !s.propertyRoutes.isEmpty, let routes = s.propertyRoutes[PropertyRouteKey(interface: interface, name: name)],
-                  s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner else { return nil }
+    ///
+    /// The route is found by comparing the change's names in place with the few routed
+    /// properties (no String made for them), and the object with one lookup by path; the
+    /// handlers get the cache's own key for the path, so that their lookups by it compare
+    /// Strings by identity.
+    func routedProperty(path: ObjectPath, change: SignalView.LoneProperty, value: DBusValue, sender: String?) -> Bool {
+        let routed = state.withLock { s -> (ObjectPath, [(id: Int, handler: PropertyHandler)])? in
+            guard !s.propertyRoutes.isEmpty, s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner,
+                  let (key, routes) = s.propertyRoutes.first(where: { change.isProperty($0.key.name, of: $0.key.interface) })
+            else { return nil }
+            s.writePendingValues()
             // Nil when the object or interface is unknown (the generic path ignores the signal).
-            guard let replaced = s.objects[path]?[interface]?.replace(name, with: value) else { return nil }
+            guard let i = s.storedObjects.index(forKey: path),
+                  let replaced = s.storedObjects.values[i][key.interface]?.replace(key.name, with: value) else { return nil }
             if let old = replaced.previous, !old.hasSameType(as: value) {
                 // A property never changes type (see `apply`): the generic path rejects it.
-                s.objects[path]?[interface]?[name] = old
+                s.storedObjects.values[i][key.interface]?[key.name] = old
                 return nil
             }
-            return routes
+            return (s.storedObjects.keys[i], routes)
         }
-        guard let handlers else { return false }
-        for route in handlers { route.handler(path, value) }
+        guard let (stored, handlers) = routed else { return false }
+        for route in handlers {
+            PathWorkProbe.visit()
+            route.handler(stored, value)
+        }
         return true
     }
 }

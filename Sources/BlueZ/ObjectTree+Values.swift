@@ -39,8 +39,11 @@ extension ObjectTree {
     /// then takes the generic path, ``received(_:)``) otherwise, including every lone `Value`
     /// change that path would ignore or reject.
     func receivedValue(_ view: SignalView) -> Bool {
-        guard let data = view.onlyChangedBytes(interface: GattCharacteristic1.interface, property: "Value"),
-              let path = view.path else { return receivedSingleChange(view) }
+        // The lone change is read once, for both routes.
+        guard let path = view.path, let change = view.onlyChangedProperty() else { return false }
+        guard change.isProperty("Value", of: GattCharacteristic1.interface), let data = change.bytes else {
+            return receivedSingleChange(change, path: path, sender: view.sender)
+        }
         let sender = view.sender
         let handlers = state.withLock { s -> [(id: Int, handler: ValueHandler)]? in
             guard s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner,
@@ -59,7 +62,10 @@ extension ObjectTree {
             return s.valueRoutes.values[slot].handlers
         }
         guard let handlers else { return false }
-        for route in handlers { route.handler(data) }
+        for route in handlers {
+            PathWorkProbe.visit()
+            route.handler(data)
+        }
         return true
     }
 
@@ -70,13 +76,12 @@ extension ObjectTree {
     /// `Connected` or `Notifying` flip, …) and invalidates nothing: read in place into the
     /// event the generic path would decode, without building the `Message`. False for any
     /// other shape (the generic path then takes it).
-    func receivedSingleChange(_ view: SignalView) -> Bool {
-        guard let path = view.path, let change = view.onlyChangedBasicProperty() else { return false }
-        if routedProperty(path: path, interface: change.interface, name: change.name, value: change.value, sender: view.sender) {
-            return true
-        }
-        apply(.propertiesChanged(path, interface: change.interface, changed: [change.name: change.value], invalidated: []),
-              sender: view.sender, from: "PropertiesChanged \(path.rawValue) \(change.interface).\(change.name)")
+    func receivedSingleChange(_ change: SignalView.LoneProperty, path: ObjectPath, sender: String?) -> Bool {
+        guard let value = change.basicValue else { return false }
+        if routedProperty(path: path, change: change, value: value, sender: sender) { return true }
+        let (interface, name) = (change.interface, change.name)
+        apply(.propertiesChanged(path, interface: interface, changed: [name: value], invalidated: []),
+              sender: sender, from: "PropertiesChanged \(path.rawValue) \(interface).\(name)")
         return true
     }
 }

@@ -168,9 +168,26 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// True when `self` is `ancestor` or lies below it.
     public func isDescendant(of ancestor: ObjectPath, orSelf: Bool = true) -> Bool {
-        if rawValue == ancestor.rawValue { return orSelf }
-        if ancestor.rawValue == "/" { return true }
-        return rawValue.hasPrefix(ancestor.rawValue + "/")
+        PathWorkProbe.compared()
+        // Compared byte by byte, without making `ancestor + "/"` (a scan reports every
+        // advertisement of a device below its adapter through here).
+        let own = rawValue.utf8, prefix = ancestor.rawValue.utf8
+        guard own.count >= prefix.count, own.starts(with: prefix) else { return false }
+        if own.count == prefix.count { return orSelf }
+        if prefix.count == 1 { return true }  // the root
+        return own[own.index(own.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
+    }
+
+    /// Whether two paths have the same text (counted by `PathWorkProbe` when it counts).
+    public static func == (a: ObjectPath, b: ObjectPath) -> Bool {
+        PathWorkProbe.compared()
+        return a.rawValue == b.rawValue
+    }
+
+    /// Hashes the path's text (counted by `PathWorkProbe` when it counts).
+    public func hash(into hasher: inout Hasher) {
+        PathWorkProbe.hashed()
+        hasher.combine(rawValue)
     }
 
     public static func isValid(_ s: String) -> Bool {

@@ -76,6 +76,16 @@ public enum DBusFuzzing {
                 if bytes != bytesExpected {
                     return "onlyChangedBytes(\(i), \(n)): \(String(describing: bytes)), decoded \(String(describing: bytesExpected))"
                 }
+                // The reader both routes use: the same answers through one read.
+                let change = view.onlyChangedProperty()
+                let asked = change.map { $0.isProperty(n, of: i) && $0.bytes != nil } ?? false
+                if asked != (bytesExpected != nil) || (asked && change?.bytes != bytesExpected) {
+                    return "onlyChangedProperty as (\(i), \(n)): \(String(describing: change?.bytes)), decoded \(String(describing: bytesExpected))"
+                }
+            }
+            let change = view.onlyChangedProperty()
+            if let basic, change?.interface != basic.interface || change?.name != basic.name || !same(change?.basicValue, basic.value) {
+                return "onlyChangedProperty: \(String(describing: change?.basicValue)), onlyChangedBasicProperty \(basic)"
             }
             return nil
         } ?? nil

@@ -41,6 +41,33 @@ public struct SignalView {
         return (LoneChange.string(change.interface), LoneChange.string(change.name), value)
     }
 
+    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
+    /// changes exactly one property, holding a basic value or an array of bytes, and invalidates
+    /// nothing: the change, read once from the message, for a caller that takes either shape
+    /// (``onlyChangedBytes(interface:property:)`` and ``onlyChangedBasicProperty()`` each read
+    /// it again). Nil for any other shape. Like the view, only valid during the `peek` call.
+    public func onlyChangedProperty() -> LoneProperty? { loneChange().map(LoneProperty.init) }
+
+    /// One change read by ``onlyChangedProperty()``: its names are compared in place, and no
+    /// String is made for them unless asked.
+    public struct LoneProperty {
+        let change: LoneChange
+
+        /// Whether the change is of `property` of `interface` (compared in place).
+        public func isProperty(_ property: String, of interface: String) -> Bool {
+            LoneChange.equals(change.name, property) && LoneChange.equals(change.interface, interface)
+        }
+
+        /// The interface's name.
+        public var interface: String { LoneChange.string(change.interface) }
+        /// The property's name.
+        public var name: String { LoneChange.string(change.name) }
+        /// The bytes, when the value is an array of bytes.
+        public var bytes: Data? { change.bytes }
+        /// The value (the variant unwrapped), when it is a basic value.
+        public var basicValue: DBusValue? { change.basicValue }
+    }
+
     /// The body read as a lone change (see ``LoneChange``): a received message has been
     /// validated by libdbus, and its signature is checked here.
     private func loneChange() -> LoneChange? {

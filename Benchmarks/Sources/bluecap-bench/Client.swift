@@ -1,7 +1,7 @@
 // bluecap-bench client: the BlueCapKit peer of the benchmark harness (Benchmarks/harness).
 //
 //   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|async-stream|acquire|default|default-async
-//       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S]
+//       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S] [--warm N]
 //
 // Does the same work as Benchmarks/baseline/baseline.c through the public BlueCapKit API on the
 // system bus (DBUS_SYSTEM_BUS_ADDRESS): the harness has already connected the devices, so setup is
@@ -25,6 +25,9 @@ struct ClientOptions {
     var count = 1000
     var inflight = 1
     var seconds = 10.0
+    /// scan: print "ready" only once this many devices have been reported (their `Peripheral`
+    /// objects made), so that the measurement is the steady state.
+    var warm = 0
 
     init(_ args: ArraySlice<String>) throws {
         var args = args
@@ -39,6 +42,7 @@ struct ClientOptions {
             case "--count": count = Int(v) ?? count
             case "--inflight": inflight = max(1, Int(v) ?? 1)
             case "--seconds": seconds = Double(v) ?? seconds
+            case "--warm": warm = Int(v) ?? 0
             default: throw ClientFailure("unknown option \(a)")
             }
         }
@@ -247,11 +251,25 @@ func clientRead(_ manager: CentralManager, _ o: ClientOptions) async throws {
 func clientScan(_ manager: CentralManager, _ o: ClientOptions) async throws {
     try await manager.whenPoweredOn().value
     let box = Shared()
+    let warmed = DispatchSemaphore(value: 0)
     let stream = manager.startScanning(options: ScanOptions(allowDuplicates: true))
     stream.onSuccess(context: .immediate) { p in
         box.sum.wrappingAdd(1, ordering: .relaxed)
         _ = p.rssi
-        box.seen.withLock { _ = $0.insert(p.identifier) }
+        // The devices seen (a peripheral is one object per device for the manager's lifetime).
+        let count = box.seen.withLock { seen -> Int in
+            seen.insert(ObjectIdentifier(p)).inserted ? seen.count : 0
+        }
+        if count == o.warm { warmed.signal() }
+    }
+    if o.warm > 0 {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                warmed.wait()
+                k.resume()
+            }
+        }
+        box.sum.store(0, ordering: .relaxed)
     }
     emit("ready")
     try await Task.sleep(for: .seconds(o.seconds))
@@ -264,7 +282,7 @@ final class Shared: Sendable {
     let sum = Atomic<Int>(0)
     let latencies = Locked<[Duration]>([])
     let failure = Locked<(any Error)?>(nil)
-    let seen = Locked<Set<String>>([])
+    let seen = Locked<Set<ObjectIdentifier>>([])
 
     func add(_ data: Data?) {
         let s = byteSum(data)
