@@ -121,6 +121,9 @@ extension SimulatorCore {
             let queue = self.queue
             let answer = UncheckedBox { [weak self] (a: SimulatedAgentAnswer) in
                 guard let self, self.pairing.attempts[attempt.device] === attempt else { return }
+                // An agent whose call timed out still has the request open: it stays among those
+                // the SMP timeout cancels (whichever of the two timeouts fires first).
+                if case .noReply = a { return }
                 attempt.waitingOn.removeAll { $0 == agent }
                 switch (a, call) {
                 case (.accepted(let key?), .requestPasskey) where key != expected:
@@ -131,7 +134,7 @@ extension SimulatorCore {
                 case (.refused, _):
                     self.endPairing(attempt, .failure(.bluez("AuthenticationFailed", "Authentication Failed")), dropLink: device)
                 case (.noReply, _):
-                    break  // the SMP timeout ends the attempt
+                    break  // handled above: the SMP timeout ends the attempt
                 }
             }
             if case .displayPasskey = call {
