@@ -104,6 +104,22 @@ def attempt(samples, peer, body, sticky=False):
 
 # MARK: P1 notifications
 
+def notify_client(sim, peers, peer, workload, devices, paths, count, uuid, on_ready, delivered):
+    """Runs one notification client until it has received `count` values; its rate and CPU
+    per notification. `delivered` collects what the simulator's bursts reported sending."""
+    argv = peers.command(peer, workload, devices, paths, count=count, uuid=uuid)
+    r = run_client(argv, sim.address, on_ready, timeout=600, while_starting=advertiser(sim, peer, devices))
+    n = r["count"]
+    r["delivered"] = sum(delivered)
+    r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
+    r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
+    if n != count:
+        raise ClientFailed(f"received {n} of {count}")
+    log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
+        f"{r['cpu_us'] or 0:6.2f} us CPU each")
+    return r
+
+
 def p1(sim, peers, chars, indicate_chars, runs, count, names):
     """StartNotify peers use the indicate-only characteristic FFF2 (so that BlueCapKit, which
     prefers AcquireNotify on "notify" characteristics, takes the PropertiesChanged path like the
@@ -134,18 +150,8 @@ def p1(sim, peers, chars, indicate_chars, runs, count, names):
                         stopped(pid, burst)
 
                 def body():
-                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices),
-                                         uuid=UUID_CHAR if acquire else UUID_INDICATE)
-                    r = run_client(argv, sim.address, on_ready, timeout=600, while_starting=advertiser(sim, peer, devices))
-                    n = r["count"]
-                    r["delivered"] = sum(delivered)
-                    r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
-                    r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
-                    if n != per * len(devices):
-                        raise ClientFailed(f"received {n} of {per * len(devices)}")
-                    log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
-                        f"{r['cpu_us'] or 0:6.2f} us CPU each")
-                    return r
+                    return notify_client(sim, peers, peer, workload, devices, paths, per * len(devices),
+                                         UUID_CHAR if acquire else UUID_INDICATE, on_ready, delivered)
 
                 attempt(samples, peer, body, sticky=True)
                 sim.ensure_connected(devices)
@@ -191,19 +197,10 @@ def p1_default(sim, peers, chars, runs, count, names):
                     else:
                         stopped(pid, burst)
 
-                def body(peer=peer, live=live):
+                def body(peer=peer, live=live, delivered=delivered, on_ready=on_ready):
                     workload = "acquire" if peer.startswith("baseline") and live else "notify"
-                    argv = peers.command(peer, workload, devices, paths, count=per * len(devices), uuid=UUID_CHAR)
-                    r = run_client(argv, sim.address, on_ready, timeout=600, while_starting=advertiser(sim, peer, devices))
-                    n = r["count"]
-                    r["delivered"] = sum(delivered)
-                    r["rate"] = n / r["seconds"] if r["seconds"] > 0 else None
-                    r["cpu_us"] = r["cpu_s"] / n * 1e6 if n else None
-                    if n != per * len(devices):
-                        raise ClientFailed(f"received {n} of {per * len(devices)}")
-                    log(f"    {peer:24s} {n:7d} in {r['seconds']:.3f}s = {r['rate'] or 0:9.0f}/s, "
-                        f"{r['cpu_us'] or 0:6.2f} us CPU each")
-                    return r
+                    return notify_client(sim, peers, peer, workload, devices, paths, per * len(devices),
+                                         UUID_CHAR, on_ready, delivered)
 
                 attempt(samples, peer, body, sticky=True)
                 sim.ensure_connected(devices)
