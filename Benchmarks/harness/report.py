@@ -44,6 +44,8 @@ def rows(results):
     for label, block in (w.get("p2") or {}).items():
         for peer, e in block["summary"].items():
             out.append((f"P2 read, {label}", peer, "reads/s", _value(e, "rate"), _ratio(e, "rate")))
+            if "cpu_us" in e:
+                out.append((f"P2 read, {label}", peer, "CPU µs / read", _value(e, "cpu_us"), _ratio(e, "cpu_us")))
             if "p50_us" in e:
                 out.append((f"P2 read, {label}", peer, "latency p50 µs", _value(e, "p50_us"), _ratio(e, "p50_us")))
                 out.append((f"P2 read, {label}", peer, "latency p99 µs", _value(e, "p99_us"), _ratio(e, "p99_us")))
@@ -61,7 +63,7 @@ def rows(results):
     return out
 
 
-def write_markdown(results, path, json_rel, chart_rel):
+def write_markdown(results, path, json_rel, chart_rel, scale_chart_rel=None):
     m = results["machine"]
     lines = [BEGIN, "",
              f"Run of {results['date']} ({results['runs']} runs per figure; "
@@ -78,6 +80,15 @@ def write_markdown(results, path, json_rel, chart_rel):
               "|---|---|---|---|---|"]
     for r in rows(results):
         lines.append("| " + " | ".join(r) + " |")
+    scale = results["workloads"].get("scale")
+    if scale:
+        from scale import scale_rows
+        lines += ["", "Scale curve: CPU per event as devices grow (same total event rate at every size).", ""]
+        if scale_chart_rel:
+            lines += [f"![scale curve]({scale_chart_rel})", ""]
+        lines += ["| workload | devices | client | CPU µs / event, median (min–max) | ratio to baseline | vs its 1-device cost |",
+                  "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(r) + " |" for r in scale_rows(scale)]
     errors = []
     for key, block in results["workloads"].items():
         blocks = block.values() if key in ("p1d", "p1", "p2") else [block]

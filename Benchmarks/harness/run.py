@@ -436,7 +436,8 @@ def main():
     print_ratios(results)
     if not args.no_markdown:
         write_markdown(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.relpath(stem + ".json", ROOT),
-                       os.path.relpath(chart, ROOT) if chart else None)
+                       os.path.relpath(chart, ROOT) if chart else None,
+                       os.path.relpath(scale_chart, ROOT) if scale_chart else None)
         log("updated BENCHMARKS.md")
         remove_earlier_results(args.out, stem)
 
