@@ -97,18 +97,19 @@ FUZZ_TARGETS := DBusMessageFuzzer SerDeFuzzer ExportedObjectFuzzer
 fuzz_sanitizers = $(if $(filter SerDeFuzzer,$(1)),fuzzer,fuzzer$(comma)address)
 fuzz_options = $(if $(filter SerDeFuzzer,$(1)),-max_len=512)
 comma := ,
-FUZZ_BUILD = $(SWIFT) build -c release -Xswiftc -enable-testing -Xswiftc -DFUZZING
+fuzz_scratch = .build/fuzz/$(call fuzz_sanitizers,$(1))
+fuzz_build = $(SWIFT) build -c release -Xswiftc -enable-testing -Xswiftc -DFUZZING \
+	-Xswiftc -sanitize=$(call fuzz_sanitizers,$(1)) --scratch-path $(call fuzz_scratch,$(1)) --product $(1)
 FUZZ_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp ASAN_OPTIONS=quarantine_size_mb=64:malloc_context_size=0
 FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 
 fuzz: deps
 	@mkdir -p .build/fuzz/artifacts
 	@$(foreach t,$(FUZZ_TARGETS), \
-		$(FUZZ_BUILD) -Xswiftc -sanitize=$(call fuzz_sanitizers,$(t)) --scratch-path .build/fuzz/$(call fuzz_sanitizers,$(t)) \
-			--product $(t) || exit 1; \
+		$(call fuzz_build,$(t)) || exit 1; \
 		mkdir -p .build/fuzz/corpus-$(t) && cp -n Tests/Fuzz/corpus/$(t)/* .build/fuzz/corpus-$(t)/; \
 		echo "== $(t): $(if $(FUZZ_RUNS),$(FUZZ_RUNS) executions,$(FUZZ_SECONDS) s), working corpus .build/fuzz/corpus-$(t)"; \
-		$(FUZZ_ENV) .build/fuzz/$(call fuzz_sanitizers,$(t))/release/$(t) .build/fuzz/corpus-$(t) $(FUZZ_LIMIT) \
+		$(FUZZ_ENV) $(call fuzz_scratch,$(t))/release/$(t) .build/fuzz/corpus-$(t) $(FUZZ_LIMIT) \
 			$(call fuzz_options,$(t)) -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=.build/fuzz/artifacts/$(t)- 2>&1 \
 			| grep -E "^#[0-9]+[[:space:]]+(INITED|DONE|pulse)|stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|crash-|Done" \
 			|| true; \
@@ -119,11 +120,10 @@ fuzz: deps
 ## inputs that cover something it does not (the committed corpus stays minimal); then commit.
 fuzz-merge: deps
 	@$(foreach t,$(FUZZ_TARGETS), \
-		$(FUZZ_BUILD) -Xswiftc -sanitize=$(call fuzz_sanitizers,$(t)) --scratch-path .build/fuzz/$(call fuzz_sanitizers,$(t)) \
-			--product $(t) || exit 1; \
+		$(call fuzz_build,$(t)) || exit 1; \
 		if test -d .build/fuzz/corpus-$(t); then \
 			before=$$(ls Tests/Fuzz/corpus/$(t) | wc -l); \
-			$(FUZZ_ENV) .build/fuzz/$(call fuzz_sanitizers,$(t))/release/$(t) -merge=1 $(call fuzz_options,$(t)) \
+			$(FUZZ_ENV) $(call fuzz_scratch,$(t))/release/$(t) -merge=1 $(call fuzz_options,$(t)) \
 				Tests/Fuzz/corpus/$(t) .build/fuzz/corpus-$(t) 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true; \
 			echo "== $(t): Tests/Fuzz/corpus/$(t) $$before → $$(ls Tests/Fuzz/corpus/$(t) | wc -l) inputs"; \
 		else echo "$(t): no working corpus (run make fuzz first)"; fi; \

@@ -29,25 +29,28 @@ extension DBusFuzzing {
         if core.isOwnerThread {
             // Called from `runOnOwnerThread`'s body: no hop. What other threads queued for the
             // owner meanwhile runs after the call, as the loop would run it.
-            core.ownerCapture = []
-            core.dispatchMethodCall(call.raw)
-            let messages = core.ownerCapture ?? []
-            core.ownerCapture = nil
+            let messages = dispatchCapturing(call, on: core)
             for job in core.jobs.takeAll() { job() }
             return messages.map { Message(raw: $0.raw) }
         }
         let done = DispatchSemaphore(value: 0)
         let captured = CapturedMessages()
         let queued = core.perform {
-            core.ownerCapture = []
-            core.dispatchMethodCall(call.raw)
-            captured.messages = core.ownerCapture ?? []
-            core.ownerCapture = nil
+            captured.messages = dispatchCapturing(call, on: core)
             done.signal()
         }
         guard queued else { throw .disconnected }
         done.wait()
         return captured.messages.map { Message(raw: $0.raw) }
+    }
+
+    /// Hands `call` to the exported-object dispatch (owner thread only) and returns what it sent,
+    /// kept instead of going to the bus.
+    private static func dispatchCapturing(_ call: OwnedMessage, on core: ConnectionCore) -> [OwnedMessage] {
+        core.ownerCapture = []
+        core.dispatchMethodCall(call.raw)
+        defer { core.ownerCapture = nil }
+        return core.ownerCapture ?? []
     }
 
     /// Runs `body` on `connection`'s owner thread and waits for it: a fuzz driver running there
