@@ -36,36 +36,32 @@ extension Characteristic {
             return byApp ? s.streams.appStarted() : []
         }
         for stream in replaced { stream.finish() }
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise, onFailure: { [self] id in
+            // Strong, like `start`: the queue drops both once the operation has run or failed.
+            self.state.withLock { $0.abandonStart(id) }
+        }) { [self] op in
             let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
                 if case .started = s.notify { return (false, false) }
-                s.notify = .starting
+                s.notify = .starting(op.id)
                 return (true, flags.contains("notify") && !s.acquireUnsupported)
             }
-            guard begin.go else {
-                promise.success(self)
-                return finish()
-            }
+            guard begin.go else { return op.succeed(self) }
             if let stale = replacedError(operation) {
-                self.state.withLock { s in if case .starting = s.notify { s.notify = .off } }
-                promise.failure(stale)
-                return finish()
+                self.state.withLock { $0.abandonStart(op.id) }
+                return op.fail(stale)
             }
             if begin.acquire {
-                acquire(timeout: timeout, operation: operation, promise: promise, finish: finish)
+                acquire(op)
             } else {
-                startNotify(timeout: timeout, operation: operation, promise: promise, finish: finish)
+                startNotify(op, fallingBackFrom: nil)
             }
-        }, fail: { [self] error in
-            // Strong, like `start`: the queue drops both once the operation has run or failed.
-            self.state.withLock { s in if case .starting = s.notify { s.notify = .off } }
-            promise.failure(error)
-        })
+        }
         return promise.future
     }
 
-    private func acquire(timeout: Duration, operation: String, promise: Promise<Characteristic>, finish: @escaping @Sendable () -> Void) {
-        proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(timeout)) { [self] result in
+    /// `AcquireNotify`; on a refusal that says the characteristic cannot be acquired, `StartNotify`.
+    private func acquire(_ op: GattOperation<Characteristic>) {
+        proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
             switch result {
             case .success(let (fd, mtu)):
                 let socket = NotificationSocket(fd: fd, mtu: mtu, queue: Self.socketQueue, onData: { [weak self] data in
@@ -74,87 +70,136 @@ extension Characteristic {
                     self?.socketClosed()
                 })
                 let kept = self.state.withLock { s -> Bool in
-                    guard case .starting = s.notify else { return false }
+                    guard s.isStarting(op.id) else { return false }
                     s.notify = .started(.acquiredSocket, socket)
                     s.endedByBlueZ = false
                     return true
                 }
                 if kept {
                     socket.start()
-                    promise.success(self)
+                    op.succeed(self)
                 } else {
+                    // The operation ended without this answer (deadline, link lost): closing
+                    // the socket is what releases the notification in BlueZ.
                     socket.close()
-                    promise.failure(PeripheralError(kind: .disconnected, operation: operation, path: self.path.rawValue))
+                    op.fail(.disconnected)
                 }
-                finish()
-            case .failure(let e) where e.kind == .timeout || e.kind == .serviceUnavailable || e.kind == .disconnected:
-                self.state.withLock { $0.notify = .off }
-                promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                finish()
+            case .failure(let e) where Self.acquireRefusalFallsBack(e.kind):
+                BlueZLog.debug("\(path) AcquireNotify refused (\(e)); trying StartNotify")
+                guard self.state.withLock({ $0.isStarting(op.id) }) else {
+                    return op.fail(e)
+                }
+                startNotify(op, fallingBackFrom: e)
             case .failure(let e):
-                BlueZLog.debug("\(path) AcquireNotify refused (\(e)); using StartNotify")
-                let starting = self.state.withLock { s -> Bool in
-                    s.acquireUnsupported = true
-                    if case .starting = s.notify { return true }
-                    return false
-                }
-                // Timed out (or failed) while AcquireNotify was pending: nothing more to start.
-                guard starting else { return finish() }
-                startNotify(timeout: timeout, operation: operation, promise: promise, finish: finish)
+                self.state.withLock { $0.abandonStart(op.id) }
+                op.fail(e)
             }
         }
     }
 
-    private func startNotify(timeout: Duration, operation: String, promise: Promise<Characteristic>, finish: @escaping @Sendable () -> Void) {
-        proxy.startNotify(timeout: GattOperationQueue.callTimeout(timeout)) { [self] result in
+    /// Whether a refused `AcquireNotify` is worth a `StartNotify`: not when the refusal is about
+    /// the link or the moment (it would be refused alike, or must be retried as it is), nor when
+    /// the notifications are held already (`NotPermitted` "Notify acquired": StartNotify is
+    /// refused the same way while a socket holds them).
+    static func acquireRefusalFallsBack(_ kind: BlueZErrorKind) -> Bool {
+        ![.timeout, .serviceUnavailable, .disconnected, .notConnected, .inProgress, .notPermitted].contains(kind)
+    }
+
+    /// `StartNotify`. After a refused `AcquireNotify` (`refusal`), a success makes StartNotify
+    /// the characteristic's way from then on.
+    private func startNotify(_ op: GattOperation<Characteristic>, fallingBackFrom refusal: BlueZError?) {
+        proxy.startNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
             switch result {
             case .success:
-                self.state.withLock { s in if case .starting = s.notify { s.notify = .started(.propertiesChanged, nil); s.endedByBlueZ = false } }
-                promise.success(self)
+                let kept = self.state.withLock { s -> Bool in
+                    if refusal != nil { s.acquireUnsupported = true }
+                    guard s.isStarting(op.id) else { return false }
+                    s.notify = .started(.propertiesChanged, nil)
+                    s.endedByBlueZ = false
+                    return true
+                }
+                if kept { return op.succeed(self) }
+                // The operation ended without this answer: BlueZ now notifies a session nobody
+                // follows. Turn it off in turn, unless notifications were started again since.
+                op.fail(.disconnected)
+                stopLateSession()
             case .failure(let e):
-                self.state.withLock { $0.notify = .off }
-                promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
+                self.state.withLock { $0.abandonStart(op.id) }
+                op.fail(e)
             }
-            finish()
+        }
+    }
+
+    /// Ends a `StartNotify` session whose start operation ended before BlueZ answered it (queued
+    /// like any operation, so that it cannot overtake a start made after it).
+    private func stopLateSession() {
+        guard peripheral.linkIsUp else { return }
+        let operation = "Characteristic.startNotifying (org.bluez.GattCharacteristic1.StopNotify, late answer)"
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: .seconds(10), promise: Promise<Void>()) { [self] op in
+            guard case .off = self.state.withLock({ $0.notify }) else { return op.succeed(()) }
+            proxy.stopNotify(timeout: GattOperationQueue.callTimeout(.seconds(10))) { result in op.complete(result) { _ in } }
         }
     }
 
     /// Turns notifications off (closes the acquired socket, or `org.bluez.GattCharacteristic1.StopNotify`)
     /// and finishes every update stream.
+    ///
+    /// The update streams finish at once. Turning notifications off in BlueZ is queued with the
+    /// device's other GATT operations, so a ``startNotifying(timeout:resubscribeOnReconnect:)``
+    /// called before it has run (and one called after it waits): `start; stop` leaves
+    /// notifications off. After closing an acquired socket it completes when BlueZ reports the
+    /// notification released (`NotifyAcquired` false), so a start issued next is not refused.
     public func stopNotifying(timeout: Duration = .seconds(10)) -> Future<Characteristic> {
         let operation = "Characteristic.stopNotifying (org.bluez.GattCharacteristic1.StopNotify)"
         let promise = Promise<Characteristic>()
-        let (notify, streams) = self.state.withLock { s -> (Notify, [StreamPromise<NotificationUpdate>]) in
-            let n = s.notify
-            s.notify = .off
+        let streams = self.state.withLock { s -> [StreamPromise<NotificationUpdate>] in
             s.resubscribe = false
             s.wantsResubscription = false
-            return (n, s.streams.removeAll())
+            return s.streams.removeAll()
         }
         for stream in streams { stream.finish() }
-        switch notify {
-        case .off, .starting:
-            promise.success(self)
-        case .started(_, let socket?):
-            socket.close()
-            promise.success(self)
-        case .started(.propertiesChanged, nil), .started(.acquiredSocket, nil):
-            guard peripheral.linkIsUp else {
-                promise.success(self)
-                return promise.future
+        guard peripheral.linkIsUp else {
+            // The link took the notifications with it; the queue is empty (failed with the link).
+            let socket = self.state.withLock { s -> NotificationSocket? in
+                defer { s.notify = .off }
+                if case .started(_, let socket?) = s.notify { return socket }
+                return nil
             }
-            let proxy = self.proxy
-            peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
-                proxy.stopNotify(timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                    switch result {
-                    case .success: promise.success(self)
-                    case .failure(let e): promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                    }
-                    finish()
-                }
-            }, fail: { promise.failure($0) })
+            socket?.close()
+            promise.success(self)
+            return promise.future
+        }
+        let proxy = self.proxy
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
+            let was = self.state.withLock { s -> Notify in
+                defer { s.notify = .off }
+                return s.notify
+            }
+            switch was {
+            case .off, .starting:
+                op.succeed(self)
+            case .started(_, let socket?):
+                socket.close()
+                awaitNotifyReleased(op)
+            case .started(_, nil):
+                proxy.stopNotify(timeout: GattOperationQueue.callTimeout(timeout)) { result in op.complete(result) { _ in self } }
+            }
         }
         return promise.future
+    }
+
+    /// Ends `op` once BlueZ reports the acquired notification released (`NotifyAcquired` not
+    /// true): it releases it when it sees the socket's end, a moment after the close.
+    private func awaitNotifyReleased(_ op: GattOperation<Characteristic>) {
+        let path = self.path, tree = peripheral.tree
+        peripheral.wait(timeout: op.timeout ?? .seconds(10), check: { [self] in
+            guard tree.properties(at: path, interface: GattCharacteristic1.interface)?["NotifyAcquired"] != .bool(true) else { return false }
+            op.succeed(self)
+            return true
+        }, fail: { op.fail($0) }, onTimeout: {
+            op.fail(.timeout, "BlueZ still reports NotifyAcquired after the notification socket was closed")
+        })
     }
 
     /// A new stream of the characteristic's notifications, as `(characteristic, data)`, fed from
@@ -213,7 +258,7 @@ extension Characteristic {
         let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
             s.value = data
             switch s.notify {
-            case .starting, .started(.propertiesChanged, _): return s.streams.deliver(update)
+            case .starting(_), .started(.propertiesChanged, _): return s.streams.deliver(update)
             default: return []
             }
         }

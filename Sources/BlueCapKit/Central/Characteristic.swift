@@ -29,7 +29,10 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
 
     enum Notify {
         case off
-        case starting
+        /// The start operation with this ``GattOperation/id`` is turning notifications on. Its
+        /// answer counts only while this is still the state: a start that ended without one
+        /// (deadline, link lost) does not take over what a later start began.
+        case starting(Int)
         case started(NotificationTransport, NotificationSocket?)
     }
 
@@ -44,6 +47,18 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         var acquireUnsupported = false
         /// BlueZ closed the acquired socket while notifications were on (link going down).
         var endedByBlueZ = false
+
+        /// Whether the start operation `id` still owns `notify` (see `Notify.starting`).
+        func isStarting(_ id: Int) -> Bool {
+            if case .starting(id) = notify { return true }
+            return false
+        }
+
+        /// The start operation `id` ends without turning notifications on: off, unless
+        /// another operation owns `notify` now.
+        mutating func abandonStart(_ id: Int) {
+            if isStarting(id) { notify = .off }
+        }
     }
 
     /// The characteristic UUID (`GattCharacteristic1.UUID`).
@@ -127,22 +142,13 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let promise = Promise<Characteristic>()
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, start: { [self] finish in
-            if let stale = replacedError(operation) {
-                promise.failure(stale)
-                return finish()
-            }
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, promise: promise) { [self] op in
+            if let stale = replacedError(operation) { return op.fail(stale) }
             proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                switch result {
-                case .success(let data):
-                    self.state.withLock { $0.value = data }
-                    promise.success(self)
-                case .failure(let e):
-                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                }
-                finish()
+                if case .success(let data) = result { self.state.withLock { $0.value = data } }
+                op.complete(result) { _ in self }
             }
-        }, fail: { promise.failure($0) })
+        }
         return promise.future
     }
 
@@ -153,20 +159,12 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let promise = Promise<Characteristic>()
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
-            if let stale = replacedError(operation) {
-                promise.failure(stale)
-                return finish()
-            }
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
+            if let stale = replacedError(operation) { return op.fail(stale) }
             proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                switch result {
-                case .success: promise.success(self)
-                case .failure(let e):
-                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                }
-                finish()
+                op.complete(result) { _ in self }
             }
-        }, fail: { promise.failure($0) })
+        }
         return promise.future
     }
 

@@ -40,18 +40,12 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
             return promise.future
         }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, promise: promise) { [self] op in
             proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                switch result {
-                case .success(let data):
-                    self.lastValue.withLock { $0 = data }
-                    promise.success(self)
-                case .failure(let e):
-                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                }
-                finish()
+                if case .success(let data) = result { self.lastValue.withLock { $0 = data } }
+                op.complete(result) { _ in self }
             }
-        }, fail: { promise.failure($0) })
+        }
         return promise.future
     }
 
@@ -64,18 +58,12 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
             return promise.future
         }
         let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, start: { [self] finish in
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
             proxy.writeValue(data, timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                switch result {
-                case .success:
-                    self.lastValue.withLock { $0 = data }
-                    promise.success(self)
-                case .failure(let e):
-                    promise.failure(PeripheralError(e, operation: operation, path: self.path.rawValue, timeout: timeout))
-                }
-                finish()
+                if case .success = result { self.lastValue.withLock { $0 = data } }
+                op.complete(result) { _ in self }
             }
-        }, fail: { promise.failure($0) })
+        }
         return promise.future
     }
 

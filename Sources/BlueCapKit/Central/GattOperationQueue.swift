@@ -20,14 +20,16 @@ import Timing
 ///
 /// Each operation finishes when its D-Bus call answers, when its deadline on the manager's
 /// clock passes (it then fails with `.timeout`), or when the queue is failed (link lost,
-/// terminate): then the next ones start, and a late answer is ignored. The deadline runs from
+/// terminate): then the next ones start, and a late answer is ignored. An operation ends only
+/// through its ``GattOperation``, which completes the caller's promise as it ends it: no path
+/// can end an operation and leave its caller waiting. The deadline runs from
 /// the operation's start, not from when it was queued; the D-Bus call itself carries a longer
 /// timeout (``callTimeout(_:)``) as a backstop. The queue holds at most ``limit`` entries.
 final class GattOperationQueue: Sendable {
-    /// Starts the operation; it must call `finish` once done (extra calls are ignored).
-    typealias Start = @Sendable (_ finish: @escaping @Sendable () -> Void) -> Void
-    /// Fails the operation's promise without running it (or while it runs).
-    typealias Fail = @Sendable (PeripheralError) -> Void
+    /// Starts an entry: `id` is its operation's id; `finish` ends it in the queue.
+    private typealias Start = @Sendable (_ id: Int, _ finish: @escaping @Sendable () -> Void) -> Void
+    /// Fails the entry's promise without running it (or while it runs).
+    private typealias Fail = @Sendable (PeripheralError) -> Void
 
     /// How an operation may overlap with others.
     enum Access: Sendable {
@@ -99,22 +101,37 @@ final class GattOperationQueue: Sendable {
     /// timer (on the manager's clock) decides `.timeout`, and the call still ends if it never fires.
     static func callTimeout(_ timeout: Duration) -> Duration { timeout + .seconds(2) }
 
-    /// Queues an operation; it fails at once with `.busy` when the queue is full. With a
-    /// `timeout`, the operation fails with `.timeout` and finishes when that much time on the
-    /// clock has passed since it started without it finishing.
-    func enqueue(_ operation: String, path: String, access: Access = .exclusive, timeout: Duration? = nil,
-                 start: @escaping Start, fail: @escaping Fail) {
+    /// Queues an operation whose caller waits on `promise`; `promise` fails at once with `.busy`
+    /// when the queue is full. When its turn comes, `start` runs with the ``GattOperation`` that
+    /// is the only way to end it (``GattOperation/succeed(_:)`` or ``GattOperation/fail(_:)``,
+    /// each completing `promise`). With a `timeout`, `promise` fails with `.timeout` and the
+    /// queue moves on when that much time on the clock has passed since the start. When the
+    /// operation is failed without an answer (deadline, ``failAll(_:)``), `onFailure` runs first
+    /// with the operation's id, to undo what its start claimed.
+    func enqueue<Value: Sendable>(
+        _ operation: String, path: String, access: Access = .exclusive, timeout: Duration? = nil,
+        promise: Promise<Value>, onFailure: (@Sendable (_ id: Int) -> Void)? = nil,
+        start: @escaping @Sendable (GattOperation<Value>) -> Void
+    ) {
         let maxShared = maxConcurrentReads
-        let (accepted, runNow) = state.withLock { s -> (Bool, [Entry]) in
-            guard s.waitingCount + s.running.count < limit else { return (false, []) }
+        let (id, runNow) = state.withLock { s -> (Int?, [Entry]) in
+            guard s.waitingCount + s.running.count < limit else { return (nil, []) }
             s.nextID += 1
-            s.waiting.append(Entry(id: s.nextID, operation: operation, path: path, access: access, timeout: timeout,
-                                   start: start, fail: fail))
-            return (true, s.startable(maxShared: maxShared))
+            let id = s.nextID
+            s.waiting.append(Entry(
+                id: id, operation: operation, path: path, access: access, timeout: timeout,
+                start: { id, finish in
+                    start(GattOperation(id: id, operation: operation, path: path, timeout: timeout, promise: promise, finish: finish))
+                },
+                fail: { error in
+                    onFailure?(id)
+                    promise.failure(error)
+                }))
+            return (id, s.startable(maxShared: maxShared))
         }
-        guard accepted else {
-            fail(PeripheralError(kind: .busy, operation: operation, path: path,
-                                 message: "\(limit) GATT operations already queued for the device"))
+        guard id != nil else {
+            promise.failure(PeripheralError(kind: .busy, operation: operation, path: path,
+                                            message: "\(limit) GATT operations already queued for the device"))
             return
         }
         for e in runNow { run(e) }
@@ -131,7 +148,7 @@ final class GattOperationQueue: Sendable {
             }
             if !armed { timer.cancel() }
         }
-        entry.start { [weak self] in self?.finished(entry.id) }
+        entry.start(entry.id) { [weak self] in self?.finished(entry.id) }
     }
 
     /// Removes a running entry and its deadline; returns whether it was running and what may start now.

@@ -1,0 +1,61 @@
+// GattOperation: a running GATT operation's only way to end, completing its promise.
+
+import BlueZ
+import Futures
+
+/// A queued GATT operation once it runs: what its start closure is handed by ``GattOperationQueue``.
+///
+/// Ending the operation and completing its promise are one step: ``succeed(_:)`` and
+/// ``fail(_:)`` complete the promise first (so its callbacks see the operation's result before
+/// anything queued after it starts) and then let the queue start what waits. An operation
+/// cannot end without an answer for its caller, and an answer cannot leave the queue blocked.
+///
+/// The operation may already be over when its D-Bus call answers: its deadline passed, or the
+/// queue was failed (link lost, terminate). The promise is then completed already and the
+/// queue has moved on; ``succeed(_:)`` and ``fail(_:)`` change nothing, and ``isOver`` tells
+/// the start closure to leave shared state to whoever runs now.
+struct GattOperation<Value: Sendable>: Sendable {
+    /// Unique within the queue: tags state the operation owns while it runs (see `Notify.starting`).
+    let id: Int
+    /// "Type.method (org.bluez.Interface.Member)", for errors.
+    let operation: String
+    /// The object the operation acts on, for errors.
+    let path: String
+    /// The operation's deadline, reported by errors that are timeouts.
+    let timeout: Duration?
+    let promise: Promise<Value>
+    let finish: @Sendable () -> Void
+
+    /// Completes the promise with `value` and ends the operation.
+    func succeed(_ value: Value) {
+        promise.success(value)
+        finish()
+    }
+
+    /// Fails the promise with `error` and ends the operation.
+    func fail(_ error: PeripheralError) {
+        promise.failure(error)
+        finish()
+    }
+
+    /// Fails the promise with BlueZ's answer to the operation's call, and ends the operation.
+    func fail(_ error: BlueZError) {
+        fail(PeripheralError(error, operation: operation, path: path, timeout: timeout))
+    }
+
+    /// Fails the promise with an error of `kind`, and ends the operation.
+    func fail(_ kind: PeripheralError.Kind, _ message: String = "") {
+        fail(PeripheralError(kind: kind, operation: operation, path: path, message: message))
+    }
+
+    /// Ends the operation with BlueZ's answer: `value` on success, the error otherwise.
+    func complete<Answer>(_ result: Result<Answer, BlueZError>, with value: (Answer) -> Value) {
+        switch result {
+        case .success(let answer): succeed(value(answer))
+        case .failure(let error): fail(error)
+        }
+    }
+
+    /// Whether the operation already ended (answered, timed out, or failed with the queue).
+    var isOver: Bool { promise.isCompleted }
+}
