@@ -15,9 +15,9 @@ struct ConnectionStateMachineTests {
 
     /// A machine in `phase` with `policy` and the given counters.
     static func m(_ phase: Machine.Phase, attempt: Int = 3, timeouts: Int = 0, disconnects: Int = 0, retries: Int = 0,
-                  forced: Bool = false, policy: Machine.Policy = policy) -> Machine {
+                  forced: Bool = false, inFlight: Int = 0, reconnectPending: Bool = false, policy: Machine.Policy = policy) -> Machine {
         Machine(phase: phase, policy: policy, attempt: attempt, timeouts: timeouts, disconnects: disconnects,
-                transientRetries: retries, forced: forced)
+                transientRetries: retries, forced: forced, disconnectsInFlight: inFlight, reconnectPending: reconnectPending)
     }
 
     struct Row: CustomTestStringConvertible, Sendable {
@@ -54,7 +54,8 @@ struct ConnectionStateMachineTests {
         row(unopened, .linkUp, unopened, []),
         row(unopened, .linkDown(serviceGone: false), unopened, [.failPending(serviceGone: false)]),
         row(unopened, .deviceRemoved(serviceGone: true), unopened, [.failPending(serviceGone: true)]),
-        row(unopened, .disconnectRequested(deviceConnected: true), unopened, [.disconnectLink]),
+        row(unopened, .disconnectRequested(deviceConnected: true), m(.unopened, attempt: 0, inFlight: 1), [.disconnectLink]),
+        row(m(.unopened, attempt: 0, inFlight: 1), .disconnectReplied(linkDown: true), unopened, [.failPending(serviceGone: false)]),
         row(unopened, .disconnectRequested(deviceConnected: false), unopened, []),
         row(unopened, .terminate(deviceConnected: false), m(.terminated, attempt: 0), [.tearDown(disconnect: false)]),
         row(unopened, .terminate(deviceConnected: true), m(.terminated, attempt: 0), [.tearDown(disconnect: true)]),
@@ -72,7 +73,8 @@ struct ConnectionStateMachineTests {
         row(idle, .linkUp, idle, []),
         row(idle, .linkDown(serviceGone: false), idle, [.failPending(serviceGone: false)]),
         row(idle, .deviceRemoved(serviceGone: false), idle, [.failPending(serviceGone: false)]),
-        row(idle, .disconnectRequested(deviceConnected: true), idle, [.disconnectLink]),
+        row(idle, .disconnectRequested(deviceConnected: true), m(.idle, inFlight: 1), [.disconnectLink]),
+        row(m(.idle, inFlight: 1), .disconnectReplied(linkDown: false), idle, []),
         row(idle, .disconnectRequested(deviceConnected: false), idle, []),
         row(idle, .terminate(deviceConnected: false), terminated, [.tearDown(disconnect: false)]),
         row(idle, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
@@ -83,8 +85,8 @@ struct ConnectionStateMachineTests {
         row(connecting, .connectRequested(policy, deviceConnected: true), connected, [.cancelAttemptTimer, .openStream, .emit(.connect)]),
         row(connecting, .reconnectRequested(delay: .zero), connecting, []),
         row(connecting, .reconnectRequested(delay: .seconds(1)), connecting, [.scheduleReconnect(delay: .seconds(1))]),
-        row(connecting, .attemptTimedOut(attempt: 3), m(.idle, timeouts: 1), [.cancelAttemptTimer, .sendDisconnect, .emit(.timeout)]),
-        row(m(.connecting(attempt: 3), timeouts: 1), .attemptTimedOut(attempt: 3), m(.idle, timeouts: 2),
+        row(connecting, .attemptTimedOut(attempt: 3), m(.idle, timeouts: 1, inFlight: 1), [.cancelAttemptTimer, .sendDisconnect, .emit(.timeout)]),
+        row(m(.connecting(attempt: 3), timeouts: 1), .attemptTimedOut(attempt: 3), m(.idle, timeouts: 2, inFlight: 1),
             [.cancelAttemptTimer, .sendDisconnect, .emit(.giveUp)]),
         row(connecting, .attemptTimedOut(attempt: 2), connecting, []),
         row(connecting, .connectReplied(attempt: 3, .ok), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
@@ -100,10 +102,13 @@ struct ConnectionStateMachineTests {
         row(connecting, .backoffElapsed(attempt: 3, deviceConnected: true), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
         row(connecting, .backoffElapsed(attempt: 2, deviceConnected: false), connecting, []),
         row(connecting, .linkUp, connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        // A link that comes up while a Disconnect of ours is pending is a cancelled attempt's.
+        row(m(.connecting(attempt: 3), inFlight: 2), .linkUp, m(.connecting(attempt: 3), inFlight: 2), []),
+        row(m(.connecting(attempt: 3), inFlight: 1), .disconnectReplied(linkDown: false), connecting, []),
         row(connecting, .linkDown(serviceGone: false), connecting, [.failPending(serviceGone: false)]),
         row(connecting, .deviceRemoved(serviceGone: true), idle,
             [.cancelAttemptTimer, .failAttempt(serviceGone: true), .failPending(serviceGone: true)]),
-        row(connecting, .disconnectRequested(deviceConnected: false), m(.idle, attempt: 4),
+        row(connecting, .disconnectRequested(deviceConnected: false), m(.idle, attempt: 4, inFlight: 1),
             [.cancelAttemptTimer, .sendDisconnect, .emit(.forceDisconnect)]),
         row(connecting, .terminate(deviceConnected: false), terminated, [.cancelAttemptTimer, .tearDown(disconnect: true)]),
 
@@ -121,13 +126,19 @@ struct ConnectionStateMachineTests {
         row(m(.connected, disconnects: 1), .linkDown(serviceGone: false), m(.idle, disconnects: 2),
             [.failPending(serviceGone: false), .emit(.giveUp)]),
         row(connected, .deviceRemoved(serviceGone: true), m(.idle, disconnects: 1), [.failPending(serviceGone: true), .emit(.disconnect)]),
-        row(connected, .disconnectRequested(deviceConnected: true), disconnecting, [.disconnectLink]),
+        row(connected, .disconnectRequested(deviceConnected: true), m(.disconnecting, forced: true, inFlight: 1), [.disconnectLink]),
+        row(connected, .disconnectReplied(linkDown: false), connected, []),
         row(connected, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
 
         // Disconnecting (after disconnect()): the drop is .forceDisconnect and does not count.
         row(disconnecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
             [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
-        row(disconnecting, .reconnectRequested(delay: .zero), disconnecting, []),
+        // reconnect() while the link goes down: the attempt starts once it is down.
+        row(disconnecting, .reconnectRequested(delay: .zero), m(.disconnecting, forced: true, reconnectPending: true), []),
+        row(m(.disconnecting, forced: true, reconnectPending: true), .linkDown(serviceGone: false), m(.connecting(attempt: 4), attempt: 4),
+            [.failPending(serviceGone: false), .emit(.forceDisconnect), .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(m(.disconnecting, forced: true, reconnectPending: true), .linkDown(serviceGone: true), idle,
+            [.failPending(serviceGone: true), .emit(.forceDisconnect)]),
         row(disconnecting, .reconnectRequested(delay: .seconds(1)), disconnecting, [.scheduleReconnect(delay: .seconds(1))]),
         row(disconnecting, .attemptTimedOut(attempt: 3), disconnecting, []),
         row(disconnecting, .connectReplied(attempt: 3, .ok), disconnecting, []),
@@ -136,6 +147,8 @@ struct ConnectionStateMachineTests {
         row(disconnecting, .linkDown(serviceGone: false), idle, [.failPending(serviceGone: false), .emit(.forceDisconnect)]),
         row(disconnecting, .deviceRemoved(serviceGone: false), idle, [.failPending(serviceGone: false), .emit(.forceDisconnect)]),
         row(disconnecting, .disconnectRequested(deviceConnected: true), disconnecting, []),
+        row(m(.disconnecting, forced: true, inFlight: 1), .disconnectReplied(linkDown: true), idle,
+            [.failPending(serviceGone: false), .emit(.forceDisconnect)]),
         row(disconnecting, .terminate(deviceConnected: false), m(.terminated, forced: true), [.tearDown(disconnect: true)]),
 
         // Terminated: only a new connect() is answered, with .terminated.
@@ -150,6 +163,7 @@ struct ConnectionStateMachineTests {
         row(terminated, .deviceRemoved(serviceGone: true), terminated, []),
         row(terminated, .disconnectRequested(deviceConnected: true), terminated, []),
         row(terminated, .terminate(deviceConnected: true), terminated, []),
+        row(terminated, .disconnectReplied(linkDown: true), terminated, []),
     ]
 
     @Test("each transition of the table gives its new state and its actions, in order", arguments: table)
@@ -169,6 +183,7 @@ struct ConnectionStateMachineTests {
         case .connectReplied: "connectReplied"
         case .backoffElapsed: "backoffElapsed"
         case .linkUp: "linkUp"
+        case .disconnectReplied: "disconnectReplied"
         case .linkDown: "linkDown"
         case .deviceRemoved: "deviceRemoved"
         case .disconnectRequested: "disconnectRequested"
@@ -180,7 +195,7 @@ struct ConnectionStateMachineTests {
     func tableCoversEveryPair() {
         let phases: [Machine.Phase] = [.unopened, .idle, .connecting(attempt: 3), .connected, .disconnecting, .terminated]
         let kinds = ["connectRequested", "reconnectRequested", "attemptTimedOut", "connectReplied", "backoffElapsed",
-                     "linkUp", "linkDown", "deviceRemoved", "disconnectRequested", "terminate"]
+                     "linkUp", "disconnectReplied", "linkDown", "deviceRemoved", "disconnectRequested", "terminate"]
         let covered = Set(Self.table.map { "\($0.from.phase) \(Self.kind($0.event))" })
         for phase in phases {
             for kind in kinds { #expect(covered.contains("\(phase) \(kind)"), "no row for \(phase) + \(kind)") }
@@ -217,5 +232,23 @@ struct ConnectionStateMachineTests {
         #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
         #expect(machine.handle(.connectReplied(attempt: attempt, .transient)) == [.cancelAttemptTimer, .reportConnectFailure])
         #expect(machine.phase == .idle)
+    }
+    @Test("disconnect() during an attempt, then reconnect(): the cancelled attempt's link coming up and going down is not the new attempt's")
+    func cancelledAttemptsLinkIsNotTheNextOne() {
+        var machine = Machine()
+        _ = machine.handle(.connectRequested(Self.policy, deviceConnected: false))
+        let cancelled = machine.attempt
+        #expect(machine.handle(.disconnectRequested(deviceConnected: false)) == [.cancelAttemptTimer, .sendDisconnect, .emit(.forceDisconnect)])
+        _ = machine.handle(.reconnectRequested(delay: .zero))
+        let current = machine.attempt
+        #expect(current != cancelled && machine.disconnectsInFlight == 1 && !machine.deviceConnectedIsCurrent)
+        // BlueZ handles the calls in order: the cancelled attempt's Connect brings the link up
+        // (answered too), then our Disconnect takes it down, then the current Connect.
+        #expect(machine.handle(.connectReplied(attempt: cancelled, .ok)) == [])
+        #expect(machine.handle(.linkUp) == [])
+        #expect(machine.handle(.disconnectReplied(linkDown: false)) == [])
+        #expect(machine.handle(.linkDown(serviceGone: false)) == [.failPending(serviceGone: false)])
+        #expect(machine.phase == .connecting(attempt: current) && machine.deviceConnectedIsCurrent)
+        #expect(machine.handle(.linkUp) == [.cancelAttemptTimer, .emit(.connect), .resubscribe])
     }
 }

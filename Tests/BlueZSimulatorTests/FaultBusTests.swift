@@ -7,6 +7,7 @@ import Glibc
 import Testing
 import TestSupport
 import Locking
+import Timing
 
 @Suite("Faults over D-Bus", .serialized, .timeLimit(.minutes(1)))
 struct FaultBusTests {
@@ -15,20 +16,31 @@ struct FaultBusTests {
 
     @Test("a delay fault holds the reply for the given time, for the given number of calls")
     func delayFault() async throws {
-        let h = try await BusHarness.start()
+        // The simulator on a manual clock: the delay passes only when the test says so.
+        let clock = ManualClock()
+        let h = try await BusHarness.start(clock: clock)
         defer { h.stop() }
-        // The delay is long enough that two undelayed round trips stay well below it on a loaded
-        // 2-core machine (300 ms was not: 355 ms once under load).
         let delay = Duration.seconds(1)
         h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery", action: .delay(delay), count: 1))
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
-        #expect(clock.now - t0 >= delay)
-        let t1 = clock.now
-        try await h.call(hci0, "org.bluez.Adapter1", "StopDiscovery")
-        try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
-        #expect(clock.now - t1 < delay, "the fault was for one call only")
+        let scheduled = clock.pendingCount
+        let answered = Collector<String>()
+        let hci0 = self.hci0
+        Task {
+            try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+            answered.append("delayed")
+        }
+        await clock.waitForPending(atLeast: scheduled + 1)  // the delayed call is held
+        _ = clock.advance(by: delay - .milliseconds(1))
+        #expect(answered.items.isEmpty, "answered before its delay")
+        _ = clock.advance(by: .milliseconds(1))
+        #expect(try await answered.wait(for: 1) == ["delayed"])
+        // The fault was for one call: these are answered without the clock moving.
+        let before = clock.now
+        try await withDeadline(.seconds(10), "undelayed calls") {
+            try await h.call(hci0, "org.bluez.Adapter1", "StopDiscovery")
+            try await h.call(hci0, "org.bluez.Adapter1", "StartDiscovery")
+        }
+        #expect(clock.now == before)
     }
 
     @Test("an error fault replies with the BlueZ error N times; set over org.bluecap.Simulator1")

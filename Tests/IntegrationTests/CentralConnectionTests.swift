@@ -176,4 +176,48 @@ struct CentralConnectionTests {
         #expect(values.count == 20 && values.allSatisfy { $0 == 100 })
         #expect(h.manager.peripherals.filter(\.isConnected).count == 20)
     }
+    @Test("connect, disconnect() at once, reconnect(): the cancelled attempt's brief link is not reported; one .connect, then the link stays")
+    func cancelledAttemptThenReconnect() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        // A peripheral that links up within the Connect call: Connect, Disconnect (cancelling it)
+        // and Connect again reach BlueZ back to back, so the first Connect brings the link up,
+        // the Disconnect takes it down, the last brings it up (as a loaded bluetoothd may).
+        h.simulator.add(simulatedSensorTag(tag).delays(connection: .zero, discovery: .milliseconds(2)))
+        // The three calls are made inside the discovery callback, on the connection's thread:
+        // no answer can be handled between them.
+        let found = Collector<(Peripheral, ConnectionEvents)>()
+        let tag = self.tag
+        h.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).onSuccess(context: .immediate) { p in
+            guard p.address == tag, found.items.isEmpty else { return }
+            let events = h.connect(p)
+            p.disconnect()
+            p.reconnect()
+            found.append((p, events))
+        }
+        let (p, events) = try await found.wait(for: 1)[0]
+        h.manager.stopScanning()
+        try await events.events.wait(for: 2)
+        #expect(events.events.items == [.forceDisconnect, .connect])
+        let service = try await h.services(of: p)
+        _ = try await need(service.characteristic(AccelerometerUUIDs.period), "period").read().value
+        #expect(p.isConnected)
+        #expect(events.events.items == [.forceDisconnect, .connect], "the link flapped: \(events.failures.items)")
+    }
+    @Test("disconnect() then reconnect() at once: the reconnection waits for the link to go down, then connects")
+    func reconnectRightAfterDisconnect() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        h.simulator.add(simulatedSensorTag(tag))
+        let p = try await h.discover(tag)
+        let events = h.connect(p)
+        try await events.events.wait(for: 1)
+        p.disconnect()
+        #expect(!p.isConnected, "isConnected after disconnect() was called")
+        p.reconnect()
+        try await events.events.wait(for: 3)
+        #expect(events.events.items == [.connect, .forceDisconnect, .connect])
+        let service = try await h.services(of: p)
+        _ = try await need(service.characteristic(AccelerometerUUIDs.period), "period").read().value
+    }
 }

@@ -4,6 +4,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import Futures
+import Locking
 import Testing
 import TestSupport
 
@@ -117,13 +118,18 @@ struct TeardownReliabilityTests {
         let (a, p, service, _) = try await rig.readyTag(disconnectRetries: 1_000)
         let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
         let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
-        let completed = try await withDeadline(.seconds(40), "400 operations") {
+        // Every operation slower than a second, for the failure message: a stall names its cause.
+        let slow = Collector<String>()
+        let inFlight = Locked([Int: String]())  // worker: what it is doing now
+        let opClock = ContinuousClock()
+        let completed = try await withDeadline(.seconds(40), "400 operations", diagnostics: { "slow operations: \(slow.items); in flight: \(inFlight.withLock { $0 })" }) {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for worker in 0..<8 {
                     group.addTask {
                         var n = 0
                         for i in 0..<50 {
                             let f: Future<Void>
+                            inFlight.withLock { $0[worker] = "op \(i) kind \((worker + i) % 8): starting" }
                             switch (worker + i) % 8 {
                             case 0: f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
                             case 1: f = period.write(data: Data([UInt8(i)]), timeout: .seconds(5)).map(context: .immediate) { _ in }
@@ -142,7 +148,12 @@ struct TeardownReliabilityTests {
                                 rig.simulator.notify(peripheral: a, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([UInt8(i)]))
                                 f = period.read(timeout: .seconds(5)).map(context: .immediate) { _ in }
                             }
-                            _ = try? await f.value  // success or a PeripheralError: both complete
+                            let began = opClock.now
+                            inFlight.withLock { $0[worker] = "op \(i) kind \((worker + i) % 8): awaiting since \(began)" }
+                            let outcome: String
+                            do { _ = try await f.value; outcome = "ok" } catch { outcome = "\(error)" }  // both complete
+                            let took = opClock.now - began
+                            if took > .seconds(1) { slow.append("worker \(worker) op \(i) kind \((worker + i) % 8): \(took): \(outcome)") }
                             n += 1
                         }
                         return n

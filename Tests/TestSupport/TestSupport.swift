@@ -44,12 +44,16 @@ public func withTestBus<T>(_ body: (TestBus) async throws -> T) async throws -> 
 public struct DeadlineExceeded: Error, CustomStringConvertible {
     public let what: String
     public let after: Duration
-    public var description: String { "\(what): no result within \(after)" }
+    /// What the caller's `diagnostics` said when the time ran out ("" without).
+    public var diagnostics = ""
+    public var description: String { "\(what): no result within \(after)\(diagnostics.isEmpty ? "" : "; \(diagnostics)")" }
 }
 
 /// Runs `body`, failing with `DeadlineExceeded` after `timeout` (`body` must honour cancellation).
+/// `diagnostics` is asked, when the time runs out, for what the failure should report besides.
 public func withDeadline<T: Sendable>(
     _ timeout: Duration = .seconds(10), _ what: String = "operation",
+    diagnostics: @escaping @Sendable () -> String = { "" },
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
@@ -60,7 +64,7 @@ public func withDeadline<T: Sendable>(
         }
         guard let first = try await group.next(), let value = first else {
             group.cancelAll()
-            throw DeadlineExceeded(what: what, after: timeout)
+            throw DeadlineExceeded(what: what, after: timeout, diagnostics: diagnostics())
         }
         group.cancelAll()
         return value

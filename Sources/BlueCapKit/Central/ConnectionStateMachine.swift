@@ -56,6 +56,9 @@ struct ConnectionStateMachine: Equatable {
         case backoffElapsed(attempt: Int, deviceConnected: Bool)
         /// `Device1.Connected` turned true.
         case linkUp
+        /// A `Device1.Disconnect` we sent answered; `linkDown` when it was ``Action/disconnectLink``
+        /// (its answer means the link is down).
+        case disconnectReplied(linkDown: Bool)
         /// The link is down (`Connected` false, or our `Disconnect` answered); `serviceGone`
         /// when bluetoothd left the bus.
         case linkDown(serviceGone: Bool)
@@ -114,12 +117,20 @@ struct ConnectionStateMachine: Equatable {
     private(set) var transientRetries = 0
     /// The link goes down because of `disconnect()`.
     private(set) var forced = false
+    /// `Device1.Disconnect` calls sent and not answered yet. BlueZ handles a device's calls in
+    /// order: while one is pending, a link that comes up belongs to a connection attempt made
+    /// before it (one that `disconnect()` cancelled), and that Disconnect is about to take it
+    /// down. `Connected` true is then neither the current attempt's success nor a usable link.
+    private(set) var disconnectsInFlight = 0
+    /// `reconnect()` was called while `disconnect()` was taking the link down: the attempt
+    /// starts once the link is down.
+    private(set) var reconnectPending = false
 
     init() {}
 
     /// A machine in a given state (for tests).
     init(phase: Phase, policy: Policy, attempt: Int = 0, timeouts: Int = 0, disconnects: Int = 0,
-         transientRetries: Int = 0, forced: Bool = false) {
+         transientRetries: Int = 0, forced: Bool = false, disconnectsInFlight: Int = 0, reconnectPending: Bool = false) {
         self.phase = phase
         self.policy = policy
         self.attempt = attempt
@@ -127,11 +138,16 @@ struct ConnectionStateMachine: Equatable {
         self.disconnects = disconnects
         self.transientRetries = transientRetries
         self.forced = forced
+        self.disconnectsInFlight = disconnectsInFlight
+        self.reconnectPending = reconnectPending
     }
 
     /// Whether the link is up as far as the connection's events go.
     var isConnected: Bool { phase == .connected }
     var isTerminated: Bool { phase == .terminated }
+    /// Whether `Device1.Connected` describes a link that stays: no Disconnect of ours is pending
+    /// (see ``disconnectsInFlight``).
+    var deviceConnectedIsCurrent: Bool { disconnectsInFlight == 0 }
 
     // MARK: - Transitions
 
@@ -140,6 +156,7 @@ struct ConnectionStateMachine: Equatable {
     mutating func handle(_ event: Event) -> [Action] {
         let before = phase
         var actions = transition(event)
+        disconnectsInFlight += actions.count { $0 == .sendDisconnect || $0 == .disconnectLink }
         if case .connecting(let a) = before, phase != .connecting(attempt: a), !actions.contains(.cancelAttemptTimer) {
             actions.insert(.cancelAttemptTimer, at: 0)
         }
@@ -162,9 +179,14 @@ struct ConnectionStateMachine: Equatable {
                 return [.openStream, .emit(.connect)]
             }
             phase = .idle
+            reconnectPending = false
             return [.openStream] + startAttempt()
         case .reconnectRequested(let delay):
             if delay > .zero { return phase == .unopened ? [] : [.scheduleReconnect(delay: delay)] }
+            if phase == .disconnecting {
+                reconnectPending = true
+                return []
+            }
             return phase == .idle ? startAttempt() : []
         case .attemptTimedOut(let a):
             guard phase == .connecting(attempt: a) else { return [] }
@@ -187,8 +209,13 @@ struct ConnectionStateMachine: Equatable {
             guard phase == .connecting(attempt: a) else { return [] }
             return deviceConnected ? connected() : [.sendConnect(attempt: a, timeout: policy.connectionTimeout)]
         case .linkUp:
-            guard case .connecting = phase else { return [] }
+            // With a Disconnect of ours pending, the link is a cancelled attempt's: the current
+            // attempt's Connect reply decides.
+            guard case .connecting = phase, disconnectsInFlight == 0 else { return [] }
             return connected()
+        case .disconnectReplied(let linkDown):
+            disconnectsInFlight = max(0, disconnectsInFlight - 1)
+            return linkDown ? linkLost(serviceGone: false) : []
         case .linkDown(let serviceGone):
             return linkLost(serviceGone: serviceGone)
         case .deviceRemoved(let serviceGone):
@@ -208,6 +235,7 @@ struct ConnectionStateMachine: Equatable {
             case .connected:
                 phase = .disconnecting
                 forced = true
+                reconnectPending = false
                 return [.disconnectLink]
             case .disconnecting, .terminated:
                 return []
@@ -246,6 +274,11 @@ struct ConnectionStateMachine: Equatable {
         }
         phase = .idle
         forced = false
-        return [.failPending(serviceGone: serviceGone), .emit(event)]
+        guard reconnectPending, !serviceGone else {
+            reconnectPending = false
+            return [.failPending(serviceGone: serviceGone), .emit(event)]
+        }
+        reconnectPending = false
+        return [.failPending(serviceGone: serviceGone), .emit(event)] + startAttempt()
     }
 }

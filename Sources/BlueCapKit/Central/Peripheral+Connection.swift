@@ -40,7 +40,9 @@ extension Peripheral {
 
     /// Tries to connect again after `delay` (after a `.timeout`, `.disconnect` or failure).
     /// Does nothing unless a ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
-    /// stream exists and the peripheral is neither connected nor connecting.
+    /// stream exists and the peripheral is neither connected nor connecting. Called while
+    /// ``disconnect()`` is still taking the link down, it connects once the link is down: the
+    /// stream yields `.forceDisconnect`, then `.connect`.
     public func reconnect(withDelay delay: Duration = .zero) {
         feed(.reconnectRequested(delay: delay))
     }
@@ -80,7 +82,7 @@ extension Peripheral {
     func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueZError? = nil) {
         let (actions, stream, previous, endedTimer) = state.withLock {
             s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?) in
-            let connected = s.properties.connected == true
+            let connected = s.properties.connected == true && s.connection.deviceConnectedIsCurrent
             let actions = s.connection.handle(Self.withDeviceConnected(event, connected))
             var previous: StreamPromise<ConnectionUpdate>?
             if actions.contains(.openStream) {
@@ -132,7 +134,7 @@ extension Peripheral {
                 }
             }
         case .sendDisconnect:
-            device.disconnect { _ in }
+            device.disconnect { [weak self] _ in self?.feed(.disconnectReplied(linkDown: false)) }
         case .disconnectLink:
             device.disconnect { [weak self] result in
                 // BlueZ answers once the link is down, and real bluetoothd emits Connected=false
@@ -144,7 +146,7 @@ extension Peripheral {
                     s.properties.connected = false
                     s.properties.servicesResolved = false
                 }
-                self.feed(.linkDown(serviceGone: false))
+                self.feed(.disconnectReplied(linkDown: true))
             }
         case .startAttemptTimer(let attempt, let timeout):
             startAttemptTimer(attempt: attempt, timeout: timeout)

@@ -58,7 +58,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
-        var linkIsUp: Bool { properties.connected == true || connection.isConnected }
+        /// Ours, or BlueZ's `Connected` while no Disconnect of ours is on its way (see
+        /// ``ConnectionStateMachine/disconnectsInFlight``).
+        var linkIsUp: Bool { connection.isConnected || (properties.connected == true && connection.deviceConnectedIsCurrent) }
         var terminated: Bool { connection.isTerminated }
     }
 

@@ -48,7 +48,7 @@ public struct SimulatedPeripheral: Sendable {
     public var connectable = true
     /// The ATT MTU the peripheral negotiates (GattCharacteristic1.MTU, AcquireNotify's mtu).
     public var mtu: UInt16 = 517
-    /// Time from Connect to Connected=true.
+    /// Time from Connect to Connected=true (zero: Connect links up before the next call is handled).
     public var connectionDelay: Duration = .milliseconds(2)
     /// Time from Connected=true to ServicesResolved=true (service discovery).
     public var discoveryDelay: Duration = .milliseconds(2)

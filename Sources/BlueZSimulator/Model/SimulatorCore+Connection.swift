@@ -43,6 +43,8 @@ extension SimulatorCore {
             }
             return
         }
+        // A zero delay links up inside the call: calls queued behind it (a Disconnect) see the link.
+        guard peer.connectionDelay > .zero else { return linkUp(device, peer: peer) }
         device.connectWork = clock.schedule(after: peer.connectionDelay) { [weak self, weak device] in
             guard let self, let device, device.link == .connecting else { return }
             self.linkUp(device, peer: peer)
