@@ -110,6 +110,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     public var advertisement: Advertisement { state.withLock { Advertisement($0.properties) } }
     /// `Device1.Connected`, or true from the successful `Device1.Connect` reply on (bluetoothd
     /// replies before its `Connected` PropertiesChanged signal, which it emits from an idle handler).
+    /// False from the moment a `Device1.Disconnect` of ours is on its way (``disconnect()``, or a
+    /// cancelled attempt) until BlueZ has answered it: the link it would report is going down.
     public var isConnected: Bool { state.withLock { $0.linkIsUp } }
     /// `Device1.ServicesResolved`.
     public var servicesResolved: Bool { state.withLock { $0.properties.servicesResolved ?? false } }
