@@ -75,13 +75,14 @@ struct StreamTests {
         let context = QueueContext(queue: DispatchQueue(label: "slow subscriber"))
         let started = Latch()
         let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }  // opened on every path out of the test (a second signal is harmless)
         let last = Latch()
         let seen = Recorder<Int>()
         promise.stream.onSuccess(context: context) { value in
             seen.append(value)
             if value == 0 {
                 started.signal()
-                _ = gate.wait(timeout: .now() + 10)  // blocked until the test opens the gate
+                gate.wait()  // blocked until the test opens the gate, however slow the pushes are
             }
             if value == 9_999 { last.signal() }
         }

@@ -16,9 +16,10 @@ struct SubscriberBacklogTests {
         let promise = StreamPromise<Int>(capacity: 1)
         let queue = DispatchQueue(label: "busy subscriber")
         let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }  // opened on every path out of the test
         let seen = Recorder<Int>()
         let done = Latch()
-        queue.async { _ = gate.wait(timeout: .now() + 10) }  // the queue is busy until the gate opens
+        queue.async { gate.wait() }  // the queue is busy until the gate opens, however slow the pushes are
         promise.stream.onSuccess(context: QueueContext(queue: queue)) { value in
             seen.append(value)
             if value == 49 { done.signal() }
@@ -54,7 +55,8 @@ struct SubscriberBacklogTests {
         queue.async { subscribed.signal() }
         #expect(subscribed.wait())  // the flatMap has subscribed to the notifications
         let gate = DispatchSemaphore(value: 0)
-        queue.async { _ = gate.wait(timeout: .now() + 10) }
+        defer { gate.signal() }  // opened on every path out of the test
+        queue.async { gate.wait() }
         for value in 0..<30 { notifications.success(value) }
         gate.signal()
         #expect(done.wait())

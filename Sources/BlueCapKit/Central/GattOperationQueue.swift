@@ -114,8 +114,8 @@ final class GattOperationQueue: Sendable {
         start: @escaping @Sendable (GattOperation<Value>) -> Void
     ) {
         let maxShared = maxConcurrentReads
-        let (id, runNow) = state.withLock { s -> (Int?, [Entry]) in
-            guard s.waitingCount + s.running.count < limit else { return (nil, []) }
+        let (accepted, runNow) = state.withLock { s -> (Bool, [Entry]) in
+            guard s.waitingCount + s.running.count < limit else { return (false, []) }
             s.nextID += 1
             let id = s.nextID
             s.waiting.append(Entry(
@@ -127,9 +127,9 @@ final class GattOperationQueue: Sendable {
                     onFailure?(id)
                     promise.failure(error)
                 }))
-            return (id, s.startable(maxShared: maxShared))
+            return (true, s.startable(maxShared: maxShared))
         }
-        guard id != nil else {
+        guard accepted else {
             promise.failure(PeripheralError(kind: .busy, operation: operation, path: path,
                                             message: "\(limit) GATT operations already queued for the device"))
             return
