@@ -204,14 +204,13 @@ struct CentralConnectionTests {
         #expect(p.isConnected)
         #expect(events.events.items == [.forceDisconnect, .connect], "the link flapped: \(events.failures.items)")
     }
+
     @Test("disconnect() then reconnect() at once: the reconnection waits for the link to go down, then connects")
     func reconnectRightAfterDisconnect() async throws {
         let h = try await CentralRig.start()
         defer { h.stop() }
         h.simulator.add(simulatedSensorTag(tag))
-        let p = try await h.discover(tag)
-        let events = h.connect(p)
-        try await events.events.wait(for: 1)
+        let (p, _, events) = try await h.ready(tag)
         p.disconnect()
         #expect(!p.isConnected, "isConnected after disconnect() was called")
         p.reconnect()

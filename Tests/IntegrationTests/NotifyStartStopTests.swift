@@ -11,6 +11,13 @@ import TestSupport
 struct NotifyStartStopTests {
     let tag = "C0:FF:EE:00:00:31"
 
+    /// Adds the tag, connects it and discovers its services: its notifying `data` characteristic.
+    func readyData(_ rig: CentralRig) async throws -> Characteristic {
+        rig.simulator.add(simulatedSensorTag(tag))
+        let (_, service, _) = try await rig.ready(tag)
+        return try need(service.characteristic(AccelerometerUUIDs.data), "data")
+    }
+
     /// How many centrals the simulated peripheral's notification reaches (0: notifications off in BlueZ).
     func reach(_ rig: CentralRig) -> Int {
         rig.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([0xEE]))
@@ -21,13 +28,11 @@ struct NotifyStartStopTests {
     func startThenStop(refuseAcquire: Bool) async throws {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
-        rig.simulator.add(simulatedSensorTag(tag))
         if refuseAcquire {
             rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.AcquireNotify",
                                              action: .error(.bluez("NotSupported", "Operation is not supported"))))
         }
-        let (_, service, _) = try await rig.ready(tag)
-        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
+        let data = try await readyData(rig)
         let answers = Collector<String>()
         let started = data.startNotifying()
         started.onComplete(context: .immediate) { answers.append("start \(((try? $0.get()) != nil))") }
@@ -43,9 +48,7 @@ struct NotifyStartStopTests {
     func stopDuringAcquire() async throws {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
-        rig.simulator.add(simulatedSensorTag(tag))
-        let (_, service, _) = try await rig.ready(tag)
-        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
+        let data = try await readyData(rig)
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.AcquireNotify", action: .delay(.milliseconds(200)), count: 1))
         let answers = Collector<String>()
         data.startNotifying().onComplete(context: .immediate) { answers.append("start \(((try? $0.get()) != nil))") }
@@ -61,9 +64,7 @@ struct NotifyStartStopTests {
     func stopStartCycles() async throws {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
-        rig.simulator.add(simulatedSensorTag(tag))
-        let (_, service, _) = try await rig.ready(tag)
-        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
+        let data = try await readyData(rig)
         for cycle in 0..<30 {
             let got = Collector<Data>()
             data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let d = $0.data { got.append(d) } }
@@ -80,9 +81,7 @@ struct NotifyStartStopTests {
     func heldRefusalIsNotPermanent() async throws {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
-        rig.simulator.add(simulatedSensorTag(tag))
-        let (_, service, _) = try await rig.ready(tag)
-        let data = try need(service.characteristic(AccelerometerUUIDs.data), "data")
+        let data = try await readyData(rig)
         rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.AcquireNotify",
                                          action: .error(.bluez("NotPermitted", "Notify acquired")), count: 1))
         do {

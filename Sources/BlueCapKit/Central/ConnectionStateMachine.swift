@@ -274,11 +274,9 @@ struct ConnectionStateMachine: Equatable {
         }
         phase = .idle
         forced = false
-        guard reconnectPending, !serviceGone else {
-            reconnectPending = false
-            return [.failPending(serviceGone: serviceGone), .emit(event)]
-        }
+        let reconnect = reconnectPending && !serviceGone
         reconnectPending = false
-        return [.failPending(serviceGone: serviceGone), .emit(event)] + startAttempt()
+        let actions: [Action] = [.failPending(serviceGone: serviceGone), .emit(event)]
+        return reconnect ? actions + startAttempt() : actions
     }
 }
