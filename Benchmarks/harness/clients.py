@@ -151,3 +151,36 @@ def stopped(pid, body):
 
 def monotonic():
     return time.monotonic()
+
+
+def run_at_once(peers, body_for, attempt):
+    """Runs every peer's client at the same time, each on its own thread: `body_for(peer)` is the
+    body `attempt` measures. Returns each peer's result (None when it failed) and, under
+    "_errors", what went wrong."""
+    out = {}
+
+    def one(peer):
+        tmp = {}
+        attempt(tmp, peer, body_for(peer))
+        out[peer] = tmp[peer][0]
+        if tmp.get("_errors"):
+            out.setdefault("_errors", {}).update(tmp["_errors"])
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in peers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def record_run(samples, out, names, describe, log):
+    """Appends one run_at_once run to `samples` (None for a peer that failed or did not run),
+    logs each result as `describe(result)` and keeps the errors under "_errors"."""
+    for peer in names:
+        r = out.get(peer)
+        samples.setdefault(peer, []).append(r)
+        if r:
+            log(f"    {peer:24s} {describe(r)}")
+    if out.get("_errors"):
+        samples.setdefault("_errors", {}).update(out["_errors"])

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, run_client, stopped  # noqa: E402
+from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, record_run, run_at_once, run_client, stopped  # noqa: E402
 from machine import describe_machine, load_average  # noqa: E402
 from report import rows, write_chart, write_markdown  # noqa: E402
 from scale import print_scale, scale_p1, scale_p3, write_scale_chart  # noqa: E402
@@ -244,17 +244,13 @@ def p2(sim, peers, chars, runs, count, names):
 
 def p3(sim_binary, peers, runs, seconds, devices, hz, names):
     """All peers scan the same storm at once (their CPU is measured per process)."""
-    import threading
-
     samples = {}
     sim = Simulator(sim_binary, adapters=1)
     try:
         sim.start_storm(devices, hz)
         for run in range(runs):
             log(f"  P3 scan storm ({devices} devices x {hz} Hz, {seconds:g} s): run {run + 1}/{runs}")
-            out = {}
-
-            def one(peer):
+            def body_for(peer):
                 def body():
                     r = run_client(peers.command(peer, "scan", [], [], seconds=seconds), sim.address,
                                    timeout=seconds + 120)
@@ -263,29 +259,14 @@ def p3(sim_binary, peers, runs, seconds, devices, hz, names):
                     events = r.get("events", r.get("changed", 0) + r.get("added", 0))
                     r["events_per_s"] = events / seconds
                     return r
-
-                tmp = {}
-                attempt(tmp, peer, body)
-                out[peer] = tmp[peer][0]
-                if tmp.get("_errors"):
-                    out.setdefault("_errors", {}).update(tmp["_errors"])
+                return body
 
             # A peer that failed every run so far is not started again: its timeout would hold up
             # the whole storm run (simplepyble's scan hangs in a D-Bus timeout).
             active = [p for p in names if not (samples.get(p) and not any(samples[p]))]
-            threads = [threading.Thread(target=one, args=(p,)) for p in active]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            for peer in names:
-                samples.setdefault(peer, []).append(out.get(peer))
-                r = out.get(peer)
-                if r:
-                    log(f"    {peer:24s} {r['cpu_pct']:5.1f}% CPU, {r['rss_mb']:6.1f} MB peak RSS, "
-                        f"{r['events_per_s']:7.0f} events/s")
-            if out.get("_errors"):
-                samples.setdefault("_errors", {}).update(out["_errors"])
+            out = run_at_once(active, body_for, attempt)
+            record_run(samples, out, names, lambda r: f"{r['cpu_pct']:5.1f}% CPU, {r['rss_mb']:6.1f} MB peak RSS, "
+                                                      f"{r['events_per_s']:7.0f} events/s", log)
         sim.control("StopRSSIStorm")
     finally:
         sim.stop()

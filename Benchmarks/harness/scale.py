@@ -18,9 +18,8 @@ written here (`scale_scenario`), so the other workloads' scenario is untouched.
 import json
 import os
 import tempfile
-import threading
 
-from clients import UUID_CHAR, UUID_INDICATE, run_client, stopped
+from clients import UUID_CHAR, UUID_INDICATE, record_run, run_at_once, run_client, stopped
 from simulator import Simulator
 
 P1_SIZES = (1, 10, 100)
@@ -118,9 +117,7 @@ def scale_p3(sim_binary, peers, runs, seconds, names, attempt, summarize, log, s
             samples = {}
             for run in range(runs):
                 log(f"  scale P3, {size} device(s) x {hz:g} Hz, {seconds:g} s: run {run + 1}/{runs}")
-                results = {}
-
-                def one(peer):
+                def body_for(peer):
                     def body():
                         argv = peers.command(peer, "scan", [], [], seconds=seconds)
                         if peer.startswith("bluecap"):
@@ -131,26 +128,11 @@ def scale_p3(sim_binary, peers, runs, seconds, names, attempt, summarize, log, s
                         r["cpu_us"] = r["cpu_s"] / events * 1e6 if events else None
                         r["rss_mb"] = r["maxrss_kb"] / 1024
                         return r
+                    return body
 
-                    tmp = {}
-                    attempt(tmp, peer, body)
-                    results[peer] = tmp[peer][0]
-                    if tmp.get("_errors"):
-                        results.setdefault("_errors", {}).update(tmp["_errors"])
-
-                threads = [threading.Thread(target=one, args=(p,)) for p in names]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-                for peer in names:
-                    samples.setdefault(peer, []).append(results.get(peer))
-                    r = results.get(peer)
-                    if r:
-                        log(f"    {peer:24s} {r['events_per_s']:7.0f} events/s, {r['cpu_us'] or 0:6.2f} us CPU each, "
-                            f"{r['rss_mb']:5.1f} MB")
-                if results.get("_errors"):
-                    samples.setdefault("_errors", {}).update(results["_errors"])
+                results = run_at_once(names, body_for, attempt)
+                record_run(samples, results, names, lambda r: f"{r['events_per_s']:7.0f} events/s, "
+                                                              f"{r['cpu_us'] or 0:6.2f} us CPU each, {r['rss_mb']:5.1f} MB", log)
             errors = samples.pop("_errors", {})
             out[str(size)] = {"hz": hz, "summary": summarize(samples, ["cpu_us", "events_per_s", "rss_mb"]),
                               "runs": samples, "errors": errors}
