@@ -12,8 +12,8 @@ import Futures
 ///
 /// The operation may already be over when its D-Bus call answers: its deadline passed, or the
 /// queue was failed (link lost, terminate). The promise is then completed already and the
-/// queue has moved on; ``succeed(_:)`` and ``fail(_:)`` change nothing, and ``isOver`` tells
-/// the start closure to leave shared state to whoever runs now.
+/// queue has moved on; ``succeed(_:)`` and ``fail(_:)`` change nothing, and state the start
+/// claimed is its own only while still tagged with ``id``.
 struct GattOperation<Value: Sendable>: Sendable {
     /// Unique within the queue: tags state the operation owns while it runs (see `Notify.starting`).
     let id: Int
@@ -55,7 +55,4 @@ struct GattOperation<Value: Sendable>: Sendable {
         case .failure(let error): fail(error)
         }
     }
-
-    /// Whether the operation already ended (answered, timed out, or failed with the queue).
-    var isOver: Bool { promise.isCompleted }
 }
