@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CSpawn"),
         .target(name: "BlueCapTesting", dependencies: ["CDBus", "CSpawn"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapKit", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples: the code both programs share (the accelerometer central and peripheral, the
         // console, option parsing, the simulated world), then the two programs.

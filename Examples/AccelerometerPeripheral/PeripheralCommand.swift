@@ -12,13 +12,13 @@ enum PeripheralCommand {
         let console = Console(program: PeripheralOptions.program, json: options.json)
 
         var world: SimulatedWorld?
-        let connection: Connection
+        let session: BluetoothSession
         var adapter = options.adapter
         if options.simulate {
             do {
                 let w = try await SimulatedWorld.start(neighbours: false)
                 world = w
-                connection = try w.connect()
+                session = w.session()
                 adapter = adapter ?? "hci1"
                 console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)),
                                              ("centralAdapter", .string(adapter == "hci0" ? "hci1" : "hci0"))],
@@ -28,13 +28,13 @@ enum PeripheralCommand {
                 return 1
             }
         } else {
-            do { connection = try await Preflight.systemBus() } catch {
+            do { session = try await Preflight.systemSession() } catch {
                 console.error(error.description)
                 return MissingBlueZ.exitCode
             }
         }
 
-        let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: adapter, connection: connection),
+        let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: adapter, session: session),
                                       name: options.name, console: console, secure: options.secure)
         // With --secure: the default agent, so that centrals can pair with us (Just Works).
         var agent: PairingAgentRegistration?
@@ -55,13 +55,9 @@ enum PeripheralCommand {
         // and subscribes (started once the service is advertised).
         var simulatedCentral: AccelerometerCentral?
         if let world {
-            do {
-                let other = adapter == "hci0" ? "hci1" : "hci0"
-                simulatedCentral = AccelerometerCentral(manager: CentralManager(adapter: other, connection: try world.connect()),
-                                                        console: console.background("simulated central (\(other)): "), periodMs: 100)
-            } catch {
-                console.error("cannot start the simulated central: \(error)")
-            }
+            let other = adapter == "hci0" ? "hci1" : "hci0"
+            simulatedCentral = AccelerometerCentral(manager: CentralManager(adapter: other, session: world.session()),
+                                                    console: console.background("simulated central (\(other)): "), periodMs: 100)
         }
         let central = simulatedCentral
         SignalTrap.shared.onShutdown { [world] in

@@ -48,8 +48,7 @@ enum PairMode {
 
     /// The device bluetoothd knows at `address` under the manager's adapter, else the first a scan finds (30 s).
     private static func find(_ address: String, _ manager: CentralManager) async throws -> Peripheral {
-        let path = "/org/bluez/\(manager.adapter ?? "hci0")/dev_" + address.replacingOccurrences(of: ":", with: "_")
-        if let known = manager.retrievePeripherals(withIdentifiers: [path]).first { return known }
+        if let known = manager.retrievePeripherals(withAddresses: [address]).first { return known }
         let found = Promise<Peripheral>()
         let scan = manager.startScanning(timeout: .seconds(30))
         scan.onSuccess { if $0.address == address { found.success($0) } }

@@ -10,9 +10,9 @@ extension ScannerCommand {
     // MARK: - List mode
 
     /// Prints every adapter: a table, or one JSON object per line.
-    static func listAdapters(_ connection: Connection, _ console: Console) async -> Int32 {
+    static func listAdapters(_ session: BluetoothSession, _ console: Console) async -> Int32 {
         let list: [Adapter]
-        do { list = try await Adapters(connection: connection).list().value } catch {
+        do { list = try await Adapters(session: session).list().value } catch {
             console.error("cannot list the adapters: \(error)")
             return MissingBlueZ.exitCode
         }
@@ -39,9 +39,9 @@ extension ScannerCommand {
     // MARK: - Several adapters
 
     /// Scans on every powered adapter; prints each device once per adapter.
-    static func scanAll(_ connection: Connection, _ options: ScannerOptions, _ console: Console,
+    static func scanAll(_ session: BluetoothSession, _ options: ScannerOptions, _ console: Console,
                         cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
-        let adapters = Adapters(connection: connection)
+        let adapters = Adapters(session: session)
         guard let names = try? await adapters.list().value.filter(\.powered).map(\.name), !names.isEmpty else {
             console.error("no powered adapter to scan on")
             return MissingBlueZ.exitCode

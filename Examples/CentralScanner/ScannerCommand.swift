@@ -18,16 +18,16 @@ enum ScannerCommand {
         // The bus: the system bus, or a private one with a simulated bluetoothd.
         var world: SimulatedWorld?
         var sensorTag: SensorTagPeripheral?
-        let connection: Connection
+        let session: BluetoothSession
         var adapter = options.adapter
         if options.simulate {
             do {
                 let w = try await SimulatedWorld.start(neighbours: !options.accelerometer)
                 world = w
-                connection = try w.connect()
+                session = w.session()
                 adapter = adapter ?? "hci0"
                 let other = adapter == "hci1" ? "hci0" : "hci1"
-                let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: other, connection: try w.connect()),
+                let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: other, session: w.session()),
                                               name: "SensorTag", console: console.background("simulated SensorTag (\(other)): "))
                 sensorTag = tag
                 console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)), ("peripheralAdapter", .string(other))],
@@ -39,13 +39,13 @@ enum ScannerCommand {
                 return 1
             }
         } else {
-            do { connection = try await Preflight.systemBus() } catch {
+            do { session = try await Preflight.systemSession() } catch {
                 console.error(error.description)
                 return MissingBlueZ.exitCode
             }
         }
 
-        let manager = CentralManager(adapter: adapter, connection: connection)
+        let manager = CentralManager(adapter: adapter, session: session)
         let cleanup: @Sendable () async -> Void = { [world, sensorTag] in
             manager.reset()
             await sensorTag?.shutdown()
@@ -73,13 +73,13 @@ enum ScannerCommand {
             status = await PairMode.run(manager, address: address, options, console)
             _ = try? await tagAgent?.unregister().value
         } else if options.listAdapters {
-            status = await listAdapters(connection, console)
+            status = await listAdapters(session, console)
         } else if options.accelerometer {
             status = await accelerometer(manager, options, console, cleanup: cleanup)
         } else if !options.passive.isEmpty {
             status = await passive(manager, options, console, cleanup: cleanup)
         } else if options.allAdapters {
-            status = await scanAll(connection, options, console, cleanup: cleanup)
+            status = await scanAll(session, options, console, cleanup: cleanup)
         } else {
             status = await scan(manager, options, console, cleanup: cleanup)
         }

@@ -1,7 +1,6 @@
 // Preflight: before using the system bus, say clearly what is missing (exit code 2).
 
 import BlueCapKit
-import DBus  // NameHasOwner before the managers exist: the one raw D-Bus call of the examples
 import Foundation
 
 /// The system bus is unusable for BlueZ: printed as one line, exit code 2.
@@ -11,28 +10,17 @@ package struct MissingBlueZ: Error, CustomStringConvertible {
 }
 
 package enum Preflight {
-    /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set) and checks that
-    /// `org.bluez` has an owner (`org.freedesktop.DBus.NameHasOwner`).
-    package static func systemBus() async throws(MissingBlueZ) -> Connection {
-        let connection: Connection
+    /// The process's session on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set), once
+    /// `org.bluez` is known to have an owner (``BluetoothSession/checkAvailable(timeout:)``).
+    package static func systemSession() async throws(MissingBlueZ) -> BluetoothSession {
+        let session = BluetoothSession.default
         do {
-            connection = try Connection(.system)
+            try await session.checkAvailable(timeout: .seconds(5)).value
+        } catch let error as BlueCapError {
+            throw MissingBlueZ(description: "\(error.message) Or try --simulate")
         } catch {
-            throw MissingBlueZ(description: "cannot connect to the system bus (\(error)) — is dbus running? Or try --simulate")
+            throw MissingBlueZ(description: "\(error) Or try --simulate")
         }
-        let reply: Message
-        do {
-            reply = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                              interface: "org.freedesktop.DBus", member: "NameHasOwner",
-                                              arguments: [.string("org.bluez")], timeout: .seconds(5))
-        } catch {
-            connection.close()
-            throw MissingBlueZ(description: "the system bus did not answer (\(error)) — is dbus running? Or try --simulate")
-        }
-        guard reply.body.first == .bool(true) else {
-            connection.close()
-            throw MissingBlueZ(description: "no org.bluez on the system bus — is bluetoothd running? (systemctl start bluetooth) Or try --simulate")
-        }
-        return connection
+        return session
     }
 }

@@ -42,8 +42,8 @@ package final class SimulatedWorld: Sendable {
     /// The bus address.
     package var address: String { daemon.address }
 
-    /// A new connection to the private bus (one per role, as two processes would have).
-    package func connect() throws -> Connection { try Connection(address: daemon.address) }
+    /// A new session on the private bus (one per role, as two processes would have).
+    package func session() -> BluetoothSession { simulator.session() }
 
     /// Stops the simulator, then the daemon.
     package func stop() {

@@ -12,7 +12,7 @@ struct AdapterTests {
     func enumeration() async throws {
         let h = try await CentralRig.start(adapters: 3, experimental: true)
         defer { h.stop() }
-        let adapters = Adapters(connection: h.client)
+        let adapters = Adapters(session: h.session)
         let list = try await adapters.list().value
         #expect(list.map(\.name) == ["hci0", "hci1", "hci2"])
         #expect(list.map(\.address) == (0..<3).map { h.simulator.adapterAddress($0) })
@@ -27,7 +27,7 @@ struct AdapterTests {
     func settings() async throws {
         let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
-        let adapters = Adapters(connection: h.client)
+        let adapters = Adapters(session: h.session)
         _ = try await adapters.list().value
         let events = collect(adapters.whenAdaptersChange())
         try await adapters.setAlias("gateway", adapter: "hci1").value
@@ -49,7 +49,7 @@ struct AdapterTests {
     func unknownAdapter() async throws {
         let h = try await CentralRig.start()
         defer { h.stop() }
-        let adapters = Adapters(connection: h.client)
+        let adapters = Adapters(session: h.session)
         let error = await #expect(throws: BlueCapError.self) { try await adapters.setPowered(true, adapter: "hci7").value }
         #expect(error?.kind == .doesNotExist, "\(String(describing: error))")
         #expect(error?.path == "/org/bluez/hci7")
@@ -60,7 +60,7 @@ struct AdapterTests {
     func hotPlug() async throws {
         let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
-        let adapters = Adapters(connection: h.client)
+        let adapters = Adapters(session: h.session)
         let before = try await adapters.list().value
         let events = collect(adapters.whenAdaptersChange())
         h.simulator.removeAdapter(1)
@@ -76,7 +76,7 @@ struct AdapterTests {
     func boundManagerLosesAdapter() async throws {
         let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
-        let manager = CentralManager(adapter: "hci1", connection: h.client)
+        let manager = CentralManager(adapter: "hci1", session: h.session)
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
         let states = collect(manager.whenStateChanges())
         h.simulator.removeAdapter(1)
@@ -91,7 +91,7 @@ struct AdapterTests {
     func boundManagerFollowsAddress() async throws {
         let h = try await CentralRig.start(adapters: 2)
         defer { h.stop() }
-        let manager = CentralManager(adapter: "hci1", connection: h.client)
+        let manager = CentralManager(adapter: "hci1", session: h.session)
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
         let address = try #require(h.simulator.adapterAddress(1))
         let states = collect(manager.whenStateChanges())
@@ -125,7 +125,7 @@ struct AdapterTests {
     func multiAdapterScan() async throws {
         let h = try await CentralRig.start(adapters: 3)
         defer { h.stop() }
-        let adapters = Adapters(connection: h.client)
+        let adapters = Adapters(session: h.session)
         _ = try await adapters.list().value
         let seen = Collector<String>()
         adapters.startScanning(on: ["hci0", "hci2"], forServiceUUIDs: [AccelerometerUUIDs.service])

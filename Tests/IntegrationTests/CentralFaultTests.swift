@@ -49,7 +49,7 @@ struct CentralFaultTests {
     func noBluetoothd() async throws {
         let bus = try TestBus()
         defer { bus.stop() }
-        let manager = CentralManager(connection: try bus.connect())
+        let manager = CentralManager(session: bus.session())
         let states = Collector<ManagerState>()
         manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
         #expect(try await states.wait(for: 1) == [.unsupported])

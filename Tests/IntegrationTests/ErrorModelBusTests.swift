@@ -34,7 +34,7 @@ struct ErrorModelBusTests {
         let twice = try #require(try await errorOf(h.peripheralManager.add(service)) as? BlueCapError)
         #expect(twice.kind == .alreadyExists)
         #expect(twice.operation == "PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)")
-        #expect(twice.path == h.peripheralManager.applicationRoot.rawValue)
+        #expect(twice.path == h.peripheralManager.applicationPath)
 
         // BlueZ refusing the registration: its error, our operation, the adapter's path.
         h.simulator.inject(MethodFault("org.bluez.GattManager1.RegisterApplication",

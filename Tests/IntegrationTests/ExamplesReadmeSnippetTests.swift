@@ -20,7 +20,7 @@ struct ExamplesReadmeSnippetTests {
         defer { bus.stop() }
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
         defer { simulator.stop() }
-        let peripheralManager = PeripheralManager(adapter: "hci1", connection: try bus.connect())
+        let peripheralManager = PeripheralManager(adapter: "hci1", session: bus.session())
         let service = try await withDeadline(.seconds(10), "serveAccelerometer") { try await serveAccelerometer(on: peripheralManager).value }
         // The peripheral's sampling loop: a timer that sends while Enabled is 1.
         let step = Counter()
@@ -33,7 +33,7 @@ struct ExamplesReadmeSnippetTests {
         }
         timer.resume()
         defer { timer.cancel() }
-        let central = CentralManager(adapter: "hci0", connection: try bus.connect())
+        let central = CentralManager(adapter: "hci0", session: bus.session())
         defer { central.reset() }
         try await body(central, service)
         await withDeadlineOrNil { _ = try? await peripheralManager.shutdown().value }

@@ -95,7 +95,7 @@ struct MonitorTests {
     func localNameIsInScanResponse() async throws {
         let h = try await CentralRig.start(adapters: 2, experimental: true)
         defer { h.stop() }
-        let peripheral = PeripheralManager(adapter: "hci1", connection: try h.bus.connect())
+        let peripheral = PeripheralManager(adapter: "hci1", session: h.bus.session())
         for try await state in peripheral.whenStateChanges().values where state == .poweredOn { break }
         let byName = Collector<String>()
         let byData = Collector<String>()
@@ -103,7 +103,7 @@ struct MonitorTests {
             .onSuccess(context: .immediate) { byName.append("\($0)") }
         try await waitUntil("activated") { h.manager.isMonitoring }
         try await peripheral.startAdvertising("bluecap-mon", manufacturerData: [Self.company: Data([0xB1, 0xCA])]).value
-        let second = CentralManager(connection: try h.bus.connect())
+        let second = CentralManager(session: h.bus.session())
         try await second.whenPoweredOn(timeout: .seconds(5)).value
         second.startMonitoring(patterns: [Self.pattern]).onSuccess(context: .immediate) { byData.append("\($0)") }
         try await byData.wait(for: 1)

@@ -250,7 +250,7 @@ struct PairingSimulatorTests {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
         let agent = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
-        let registration = try await agent.register(connection: rig.client, asDefault: true).value
+        let registration = try await agent.register(session: rig.session, asDefault: true).value
         let stranger = try rig.bus.connect()
         defer { stranger.close() }
         do {

@@ -19,17 +19,17 @@ struct PeripheralLifecycleTests {
         let enabled = try #require(service.characteristic(Accelerometer.Enabled.uuid))
         let intruder = try h.bus.connect()
         let owner = h.peripheralConnection.uniqueName
-        let enabledPath = h.peripheralManager.applicationRoot.rawValue + "/service0/char1"
+        let enabledPath = h.peripheralManager.applicationPath + "/service0/char1"
         let write = await h.error(enabledPath, "org.bluez.GattCharacteristic1", "WriteValue",
                                   [bytesValue([1]), .properties([:])], on: intruder, destination: owner)
         #expect(write?.name == DBusRemoteError.accessDenied)
         let read = await h.error(enabledPath, "org.bluez.GattCharacteristic1", "ReadValue", [.properties([:])],
                                  on: intruder, destination: owner)
         #expect(read?.name == DBusRemoteError.accessDenied)
-        let objects = await h.error(h.peripheralManager.applicationRoot.rawValue, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
+        let objects = await h.error(h.peripheralManager.applicationPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
                                     on: intruder, destination: owner)
         #expect(objects?.name == DBusRemoteError.accessDenied)
-        let release = await h.error(h.peripheralManager.advertisementPath.rawValue, "org.bluez.LEAdvertisement1", "Release",
+        let release = await h.error(h.peripheralManager.advertisementPath, "org.bluez.LEAdvertisement1", "Release",
                                     on: intruder, destination: owner)
         #expect(release?.name == DBusRemoteError.accessDenied)
         #expect(enabled.value == Data([0]))
@@ -47,7 +47,7 @@ struct PeripheralLifecycleTests {
         _ = try await PeripheralAccelerometerTests.serve(h)
         try await h.waitItem(h.advertising, "advertising") { $0 }
         let from = h.advertising.items.count
-        let owner = h.peripheralConnection.uniqueName, path = h.peripheralManager.advertisementPath.rawValue
+        let owner = h.peripheralConnection.uniqueName, path = h.peripheralManager.advertisementPath
         try h.simulator.sync { core in try core.unregisterAdvertisement(adapter: 1, owner: owner, path: path, release: true) }
         try await h.waitItem(h.advertising, "released", after: from) { !$0 }
         #expect(!h.peripheralManager.isAdvertising)
@@ -77,7 +77,7 @@ struct PeripheralLifecycleTests {
         #expect(try await h.read(try await h.characteristicPath(Accelerometer.Enabled.uuid)) == [1])
         // The old owner's name is no longer allowed (it is gone); a foreign caller still is refused.
         let intruder = try h.bus.connect()
-        let e = await h.error(h.peripheralManager.applicationRoot.rawValue + "/service0/char1", "org.bluez.GattCharacteristic1",
+        let e = await h.error(h.peripheralManager.applicationPath + "/service0/char1", "org.bluez.GattCharacteristic1",
                               "ReadValue", [.properties([:])], on: intruder, destination: h.peripheralConnection.uniqueName)
         #expect(e?.name == DBusRemoteError.accessDenied)
     }
@@ -108,7 +108,7 @@ struct PeripheralLifecycleTests {
         defer { Task { await h.stop() } }
         _ = try await PeripheralAccelerometerTests.serve(h)
         let from = h.signals.items.count
-        let root = h.peripheralManager.applicationRoot.rawValue
+        let root = h.peripheralManager.applicationPath
         await withDeadlineOrNil { _ = try? await h.peripheralManager.shutdown().value }
         let adapter = "/org/bluez/hci1"
         let adGone = try await h.waitSignal("advertisement unregistered", after: from) {
@@ -125,7 +125,7 @@ struct PeripheralLifecycleTests {
         #expect(appGone < char2 && char2 < char0 && char0 < service)
         // The advertisement object is gone too (an existing object would answer AccessDenied).
         let intruder = try h.bus.connect()
-        let release = await h.error(h.peripheralManager.advertisementPath.rawValue, "org.bluez.LEAdvertisement1", "Release",
+        let release = await h.error(h.peripheralManager.advertisementPath, "org.bluez.LEAdvertisement1", "Release",
                                     on: intruder, destination: h.peripheralConnection.uniqueName)
         #expect(release?.name == DBusRemoteError.unknownObject)
         #expect(!h.peripheralManager.isAdvertising)

@@ -118,7 +118,7 @@ func withSimulatedSensorTag(_ body: (CentralManager, BlueZSimulator) async throw
     defer { simulator.stop() }
     simulator.add(SimulatedPeripheral.spec(address: "C0:FF:EE:00:00:01").name("SensorTag").rssi(-50)
         .advertising(uuids: ["F000AA10-0451-4000-B000-000000000000"]))
-    let manager = CentralManager(adapter: "hci0", connection: try Connection(address: bus.address))
+    let manager = CentralManager(adapter: "hci0", session: simulator.session())
     try await body(manager, simulator)
 }
 // README: end

@@ -26,13 +26,13 @@ struct SeedFormsTests {
             .service("180F") { $0.characteristic("2A19", flags: [.read, .notify], value: Data([64])) })
 
         // Peripheral role: the results of stopAdvertising/removeAllServices may go unused.
-        let peripheralManager = PeripheralManager(adapter: "hci1", connection: try Connection(address: bus.address))
+        let peripheralManager = PeripheralManager(adapter: "hci1", session: BluetoothSession(bus: .address(bus.address)))
         _ = try await peripheralManager.whenStateChanges().withFilter { $0 == .poweredOn }.first().value
         peripheralManager.stopAdvertising()
         peripheralManager.removeAllServices()
 
         // Central role, with the seed's `TimeInterval` timeouts.
-        let manager = CentralManager(adapter: "hci0", connection: try Connection(address: bus.address))
+        let manager = CentralManager(adapter: "hci0", session: BluetoothSession(bus: .address(bus.address)))
         defer { manager.reset() }
         try await manager.whenPoweredOn(timeout: 10.0).value
         let peripheral = try await manager.startScanning(forServiceUUIDs: ["180F"], timeout: 10.0).first().value

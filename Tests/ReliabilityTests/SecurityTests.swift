@@ -33,7 +33,7 @@ final class SecurityRig: Sendable {
     func stop() async { await rig.stop() }
 
     /// The object path of FFF1 in our exported application.
-    var characteristicPath: String { peripheralManager.applicationRoot.rawValue + "/service0/char0" }
+    var characteristicPath: String { peripheralManager.applicationPath + "/service0/char0" }
 
     /// Connects the central to hci1 and returns FFF1 as the central sees it.
     func remoteCharacteristic() async throws -> Characteristic {
@@ -64,8 +64,8 @@ struct SecurityTests {
         let rig = try await SecurityRig()
         let owner = rig.peripheralConnection.uniqueName
         let charPath = rig.characteristicPath
-        let advPath = rig.peripheralManager.advertisementPath.rawValue
-        let root = rig.peripheralManager.applicationRoot.rawValue
+        let advPath = rig.peripheralManager.advertisementPath
+        let root = rig.peripheralManager.applicationPath
         let address = rig.bus.address
         // dbus-send: Release the advertisement, read the object tree, set a property.
         let release = try await run("/usr/bin/dbus-send", ["--bus=" + address, "--print-reply", "--dest=" + owner, advPath,

@@ -1,5 +1,5 @@
 // VMSoakCentralRig: one soak cycle on real bluetoothd, and the clean-up after a failed one.
-import BlueCapKit
+@_spi(Testing) import BlueCapKit
 import DBus
 import Foundation
 import Glibc
@@ -16,8 +16,9 @@ final class VMSoakCentralRig: Sendable {
     let centralAddress: String
 
     init(adapter: String, peripheralAdapter: String) async throws {
-        bus = try Connection(.system)
-        central = CentralManager(adapter: adapter, connection: bus)
+        let session = BluetoothSession()
+        bus = try need(session.busConnection, "the system bus: \(session.unavailableReason ?? "")")
+        central = CentralManager(adapter: adapter, session: session)
         watch = RestartWatch(central)
         self.adapter = adapter
         self.peripheralAdapter = peripheralAdapter
@@ -86,7 +87,7 @@ final class VMSoakCentralRig: Sendable {
     /// The peripheral: the device bluetoothd has (a scan does not report a known btvirt device
     /// again, README lesson 12), else the first one a scan for the soak service finds.
     private func find() async throws -> Peripheral {
-        if let p = central.retrievePeripherals(withIdentifiers: [devicePath(adapter, peripheralAddress)]).first { return p }
+        if let p = central.retrievePeripherals(withAddresses: [peripheralAddress]).first { return p }
         let found = Collector<Peripheral>()
         let wanted = peripheralAddress
         central.startScanning(forServiceUUIDs: [VMSoakProfile.service]).onSuccess(context: .immediate) { p in

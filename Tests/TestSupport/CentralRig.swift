@@ -1,6 +1,6 @@
 // CentralRig: a private bus, a BlueZSimulator and a CentralManager on a client connection,
 // shared by the integration, reliability and soak tiers.
-import BlueCapKit
+@_spi(Testing) import BlueCapKit
 import BlueZSimulator
 import DBus
 import Foundation
@@ -58,7 +58,9 @@ public final class CentralRig: Sendable {
     public let bus: TestBus
     /// The simulated bluetoothd.
     public let simulator: BlueZSimulator
-    /// The manager's connection.
+    /// The manager's session.
+    public let session: BluetoothSession
+    /// The session's bus connection.
     public let client: Connection
     /// The manager under test.
     public let manager: CentralManager
@@ -83,8 +85,9 @@ public final class CentralRig: Sendable {
         self.bus = bus
         self.simulator = simulator
         self.clock = clock
-        client = try bus.connect()
-        manager = CentralManager(connection: client, clock: clock ?? SystemClock.shared)
+        session = bus.session(clock: clock ?? SystemClock.shared)
+        client = try need(session.busConnection, "the session's connection: \(session.unavailableReason ?? "")")
+        manager = CentralManager(session: session)
     }
 
     /// Waits until the library has armed at least `pending` timers (it may arm them on another

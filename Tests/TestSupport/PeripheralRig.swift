@@ -2,7 +2,7 @@
 // a PeripheralManager on hci1 and a central on hci0 — shared by the peripheral-role integration
 // tests, the notification-order tests and the security tests. (CentralRig is the central-only one.)
 // PeripheralRig+RawCentral: waits on what it records and the raw D-Bus central on hci0.
-import BlueCapKit
+@_spi(Testing) import BlueCapKit
 import BlueZSimulator
 import DBus
 import Foundation
@@ -63,13 +63,15 @@ public final class PeripheralRig: Sendable {
         self.simulator = simulator
         self.service = service
         self.clock = clock
-        let peripheralConnection = try bus.connect(), centralConnection = try bus.connect()
-        let peripheralManager = PeripheralManager(adapter: "hci1", connection: peripheralConnection,
-                                                  clock: clock ?? SystemClock.shared)
+        // Two sessions, as the two roles would be two programs.
+        let peripheralSession = bus.session(clock: clock ?? SystemClock.shared), centralSession = bus.session()
+        let peripheralConnection = try need(peripheralSession.busConnection, "the peripheral session's connection")
+        let centralConnection = try need(centralSession.busConnection, "the central session's connection")
+        let peripheralManager = PeripheralManager(adapter: "hci1", session: peripheralSession)
         self.peripheralConnection = peripheralConnection
         self.peripheralManager = peripheralManager
         self.centralConnection = centralConnection
-        central = CentralManager(adapter: "hci0", connection: centralConnection)
+        central = CentralManager(adapter: "hci0", session: centralSession)
         // Subscribed before anything else happens, so the first state is recorded.
         recorder = recording
             ? PeripheralRigRecorder(central: centralConnection, peripheral: peripheralConnection, manager: peripheralManager)

@@ -1,5 +1,6 @@
 // TestSupport: a private dbus-daemon and helpers shared by the bus-tier tests.
 @_exported import BlueCapTesting
+@_spi(Testing) import BlueCapKit
 import DBus
 import Foundation
 import Locking
@@ -22,6 +23,15 @@ public final class TestBus: Sendable {
         let c = try Connection(address: daemon.address)
         connections.withLock { $0.append(c) }
         return c
+    }
+
+    /// A session on this bus (its connection closed with the bus), as a program would make
+    /// one: `clock` times the managers' deadlines, `context` runs their callbacks.
+    public func session(context: any ExecutionContext = .futuresDefault,
+                        clock: any TimerClock = SystemClock.shared) -> BluetoothSession {
+        let session = BluetoothSession(bus: .address(daemon.address), context: context, clock: clock)
+        if let c = session.busConnection { connections.withLock { $0.append(c) } }
+        return session
     }
 
     /// Closes every connection, then stops the daemon.
@@ -184,4 +194,12 @@ public final class WeakReference<T: AnyObject & Sendable>: Sendable {
 
     /// Whether the object has been deallocated.
     public var isReleased: Bool { box.withLock { $0.object == nil } }
+}
+
+extension BluetoothSession {
+    /// The session's bus connection, for raw D-Bus calls beside the managers; throws naming why
+    /// there is none (the bus could not be reached).
+    public func testConnection() throws -> Connection {
+        try need(busConnection, "a connection to the \(bus): \(unavailableReason ?? "none")")
+    }
 }

@@ -53,8 +53,8 @@ struct VMAdapterTests {
 
     @Test("Adapters.list() matches `bluetoothctl list` on three controllers", .enabled(if: VM.controllers >= 3), .timeLimit(.minutes(2)))
     func enumeration() async throws {
-        let bus = try Connection(.system)
-        let list = try await Adapters(connection: bus).list().value
+        let busSession = BluetoothSession()
+        let list = try await Adapters(session: busSession).list().value
         let printed = try await VM.run("/usr/bin/bluetoothctl", ["list"])
         let addresses = printed.split(separator: "\n").compactMap { line -> String? in
             let words = line.split(separator: " ")
@@ -71,10 +71,10 @@ struct VMAdapterTests {
     @Test("powering hci2 off and on is seen in the adapters stream and by a manager bound to it",
           .enabled(if: VM.controllers >= 3), .timeLimit(.minutes(2)))
     func powerCycle() async throws {
-        let bus = try Connection(.system)
-        let adapters = Adapters(connection: bus)
+        let busSession = BluetoothSession()
+        let adapters = Adapters(session: busSession)
         _ = try await adapters.list().value
-        let manager = CentralManager(adapter: "hci2", connection: bus)
+        let manager = CentralManager(adapter: "hci2", session: busSession)
         try await manager.whenPoweredOn(timeout: .seconds(15)).value
         let events = collect(adapters.whenAdaptersChange())
         let states = collect(manager.whenStateChanges())
@@ -93,14 +93,15 @@ struct VMAdapterTests {
     @Test("scanning on hci0 and hci2 at once finds the peripheral on hci1 through both, tagged with the adapter",
           .enabled(if: VM.controllers >= 3), .timeLimit(.minutes(3)))
     func multiAdapterScan() async throws {
-        let bus = try Connection(.system)
-        let peripheralBus = try Connection(.system)
+        let busSession = BluetoothSession()
+        let bus = try busSession.testConnection()
+        let peripheralBusSession = BluetoothSession()
         let address = try await VM.address(bus, VM.peripheralAdapter)
         await VM.forget(bus, address, on: ["hci0", "hci2"])
-        let peripheral = PeripheralManager(adapter: VM.peripheralAdapter, connection: peripheralBus)
+        let peripheral = PeripheralManager(adapter: VM.peripheralAdapter, session: peripheralBusSession)
         for try await state in peripheral.whenStateChanges().values where state == .poweredOn { break }
         try await peripheral.startAdvertising("SensorTag", uuids: [Accelerometer.uuid]).value
-        let adapters = Adapters(connection: bus)
+        let adapters = Adapters(session: busSession)
         _ = try await adapters.list().value
         let seen = Collector<String>()
         adapters.startScanning(on: ["hci0", "hci2"], forServiceUUIDs: [Accelerometer.uuid])
@@ -121,13 +122,14 @@ struct VMAdapterTests {
     @Test("with bluetoothd -E, a monitor on the peripheral's manufacturer data finds it passively and reports it lost when it stops advertising",
           .enabled(if: VM.experimental), .timeLimit(.minutes(3)))
     func passiveMonitoring() async throws {
-        let bus = try Connection(.system)
-        let peripheralBus = try Connection(.system)
+        let busSession = BluetoothSession()
+        let bus = try busSession.testConnection()
+        let peripheralBusSession = BluetoothSession()
         let address = try await VM.address(bus, VM.peripheralAdapter)
         await VM.forget(bus, address, on: [VM.centralAdapter])
-        let peripheral = PeripheralManager(adapter: VM.peripheralAdapter, connection: peripheralBus)
+        let peripheral = PeripheralManager(adapter: VM.peripheralAdapter, session: peripheralBusSession)
         for try await state in peripheral.whenStateChanges().values where state == .poweredOn { break }
-        let central = CentralManager(adapter: VM.centralAdapter, connection: bus)
+        let central = CentralManager(adapter: VM.centralAdapter, session: busSession)
         try await central.whenPoweredOn(timeout: .seconds(15)).value
         let events = Collector<String>()
         let failures = Collector<String>()
@@ -160,8 +162,8 @@ struct VMAdapterTests {
     @Test("without bluetoothd -E, startMonitoring fails at once saying AdvertisementMonitorManager1 is missing and how to enable it",
           .enabled(if: !VM.experimental), .timeLimit(.minutes(1)))
     func monitoringWithoutExperimental() async throws {
-        let bus = try Connection(.system)
-        let central = CentralManager(adapter: VM.centralAdapter, connection: bus)
+        let busSession = BluetoothSession()
+        let central = CentralManager(adapter: VM.centralAdapter, session: busSession)
         try await central.whenPoweredOn(timeout: .seconds(15)).value
         let failures = Collector<String>()
         let codes = Collector<BlueCapError.Kind>()

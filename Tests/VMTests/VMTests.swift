@@ -37,10 +37,12 @@ final class Pair: Sendable {
     }
 
     private init() async throws {
-        peripheralBus = try Connection(.system)
-        centralBus = try Connection(.system)
-        peripheral = PeripheralManager(adapter: VM.peripheralAdapter, connection: peripheralBus)
-        central = CentralManager(adapter: VM.centralAdapter, connection: centralBus)
+        // Two sessions, as the two roles are two programs on a real system.
+        let peripheralSession = BluetoothSession(), centralSession = BluetoothSession()
+        peripheralBus = try peripheralSession.testConnection()
+        centralBus = try centralSession.testConnection()
+        peripheral = PeripheralManager(adapter: VM.peripheralAdapter, session: peripheralSession)
+        central = CentralManager(adapter: VM.centralAdapter, session: centralSession)
         peripheralAddress = try await VM.address(centralBus, VM.peripheralAdapter)
         centralAddress = try await VM.address(centralBus, VM.centralAdapter)
     }
@@ -79,8 +81,7 @@ final class Pair: Sendable {
     /// see the report), else the first one a scan for the accelerometer service finds.
     func discover(_ address: String? = nil, timeout: Duration = .seconds(30)) async throws -> Peripheral {
         let wanted = address ?? peripheralAddress
-        let known = VM.devicePath(VM.centralAdapter, wanted)
-        if let p = central.retrievePeripherals(withIdentifiers: [known]).first { return p }
+        if let p = central.retrievePeripherals(withAddresses: [wanted]).first { return p }
         let found = Collector<Peripheral>()
         central.startScanning(forServiceUUIDs: [Accelerometer.uuid]).onSuccess(context: .immediate) { p in
             if p.address == wanted { found.append(p) }

@@ -70,8 +70,7 @@ func characteristics(_ manager: CentralManager, _ o: ClientOptions) async throws
     guard let service = BLEUUID(string: o.service), let uuid = BLEUUID(string: o.uuid) else { throw ClientFailure("bad UUID") }
     var out: [Characteristic] = []
     for address in o.addresses {
-        let id = "/org/bluez/hci0/dev_" + address.uppercased().replacingOccurrences(of: ":", with: "_")
-        guard let peripheral = manager.retrievePeripherals(withIdentifiers: [id]).first else {
+        guard let peripheral = manager.retrievePeripherals(withAddresses: [address]).first else {
             throw ClientFailure("\(address) unknown to BlueZ")
         }
         for try await event in peripheral.connect().values {

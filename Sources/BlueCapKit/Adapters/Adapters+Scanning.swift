@@ -15,7 +15,7 @@ extension Adapters {
                               options: ScanOptions = ScanOptions(),
                               poweredOnTimeout: Duration = .seconds(10)) -> FutureStream<AdapterScanResult> {
         let promise = StreamPromise<AdapterScanResult>(capacity: max(1, capacity))
-        guard let connection else {
+        guard connection != nil else {
             promise.finish(throwing: BlueCapError(.busUnavailable, Self.scanOperation, adapter: nil, busError ?? "no D-Bus connection"))
             return promise.stream
         }
@@ -24,7 +24,7 @@ extension Adapters {
             promise.finish(throwing: BlueCapError(.doesNotExist, Self.scanOperation, adapter: nil, "no powered adapter to scan on"))
             return promise.stream
         }
-        let managers = chosen.map { CentralManager(adapter: $0, connection: connection, context: .immediate, clock: clock) }
+        let managers = chosen.map { CentralManager(adapter: $0, session: session, context: .immediate) }
         let scan = MultiAdapterScan(managers: managers, promise: promise)
         exchangeScan(scan)?.stop()
         for (name, manager) in zip(chosen, managers) {

@@ -10,21 +10,23 @@ import Locking
 /// several adapters at once (``startScanning(on:forServiceUUIDs:capacity:options:poweredOnTimeout:)``).
 ///
 /// ```swift
-/// let adapters = Adapters()
+/// let adapters = Adapters()          // on BluetoothSession.default, the system bus
 /// for adapter in try await adapters.list().value { print(adapter) }
 /// adapters.whenAdaptersChange().onSuccess { event in print(event) }
 /// ```
 ///
-/// Built on the connection's shared object tree (`GetManagedObjects`, `InterfacesAdded`/
+/// Built on the session's object tree (`GetManagedObjects`, `InterfacesAdded`/
 /// `InterfacesRemoved`, `PropertiesChanged` of `org.bluez.Adapter1`); futures complete on `context`.
 public final class Adapters: Sendable {
+    /// The session the list reads: its bus connection, object cache and clock.
+    public let session: BluetoothSession
     /// Where callbacks run.
     public let context: any ExecutionContext
-    /// Times the deadlines (``list(timeout:)``, the scans' power-on waits).
-    public let clock: any TimerClock
-    let connection: Connection?
+    /// Times the deadlines (``list(timeout:)``, the scans' power-on waits): the session's clock.
+    public var clock: any TimerClock { session.clock }
+    var connection: Connection? { session.connection }
     let tree: ObjectTree?
-    let busError: String?
+    var busError: String? { session.unavailableReason }
 
     private struct State {
         var known: [ObjectPath: Adapter] = [:]
@@ -56,17 +58,14 @@ public final class Adapters: Sendable {
         }
     }
 
-    /// The adapters on `connection` (nil: the system bus); `clock` times every deadline (a
-    /// `ManualClock` in tests).
-    public init(connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
-                clock: any TimerClock = SystemClock.shared) {
-        self.context = context
-        self.clock = clock
-        let (conn, failure) = SystemBus.resolve(connection)
-        self.connection = conn
-        self.busError = failure
-        self.tree = conn.map(ObjectTree.shared(for:))
+    /// The adapters of `session` (the process-wide ``BluetoothSession/default`` when not given);
+    /// callbacks run on `context` (the session's context when nil).
+    public init(session: BluetoothSession = .default, context: (any ExecutionContext)? = nil) {
+        self.session = session
+        self.context = context ?? session.context
+        self.tree = session.isOpen ? session.tree : nil
         guard let tree else { return }
+        defer { session.join(self) }
         let observation = tree.observe { [weak self] event in
             switch event {
             case .interfacesAdded, .interfacesRemoved, .ownerChanged, .loaded: self?.refresh()
@@ -80,8 +79,14 @@ public final class Adapters: Sendable {
         }
     }
 
-    deinit {
-        let (observation, streams) = inner.withLock { ($0.observation, Array($0.streams.values)) }
+    deinit { end() }
+
+    /// Stops observing the tree and finishes every ``whenAdaptersChange()`` stream.
+    private func end() {
+        let (observation, streams) = inner.withLock { s in
+            defer { s.observation = nil; s.streams = [:] }
+            return (s.observation, Array(s.streams.values))
+        }
         observation?.cancel()
         for s in streams { s.finish() }
     }
@@ -246,5 +251,16 @@ public final class Adapters: Sendable {
             }
         }
         return promise.future
+    }
+}
+
+// MARK: - Session
+
+extension Adapters: SessionMember {
+    /// Stops the multi-adapter scan and finishes the adapter streams.
+    func sessionClosing(timeout: Duration) -> Future<Void> {
+        stopScanning()
+        end()
+        return Future(value: ())
     }
 }

@@ -4,14 +4,11 @@ import DBus
 import Futures
 
 extension CentralManager {
-    /// Every adapter bluetoothd knows, once its objects are loaded (see ``Adapters/list(timeout:)``).
+    /// Every adapter bluetoothd knows, once its objects are loaded: ``Adapters/list(timeout:)``
+    /// of the manager's session (its object cache; no connection of its own).
     public func adapters(timeout: Duration = .seconds(10)) -> Future<[Adapter]> {
-        guard let connection else {
-            let promise = Promise<[Adapter]>()
-            promise.failure(busUnavailable)
-            return promise.future
-        }
-        return Adapters(connection: connection, context: context, clock: clock).list(timeout: timeout)
+        guard connection != nil else { return Future(error: busUnavailable) }
+        return Adapters(session: session, context: context).list(timeout: timeout)
     }
 
     /// The adapter in use (`hci0`; nil when there is none), then each time it changes. A manager

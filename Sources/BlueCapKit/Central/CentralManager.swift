@@ -8,7 +8,7 @@ import Locking
 /// The entry point of the central role: adapter state, scanning, and the peripherals found.
 ///
 /// ```swift
-/// let manager = CentralManager()
+/// let manager = CentralManager()          // on BluetoothSession.default, the system bus
 /// for try await state in manager.whenStateChanges().values where state == .poweredOn { break }
 /// for try await peripheral in manager.startScanning(forServiceUUIDs: [TISensorTag.AccelerometerService.uuid]).values { … }
 /// ```
@@ -16,17 +16,19 @@ import Locking
 /// Futures and streams complete on `context` (the library's serial queue by default); no user
 /// callback is called under a lock of ours.
 public final class CentralManager: Sendable {
+    /// The session the manager runs on: its bus connection, object cache and clock.
+    public let session: BluetoothSession
     /// Where callbacks run.
     public let context: any ExecutionContext
-    /// What times every deadline of the manager and its peripherals: power-on, scan, connection,
-    /// discovery, read/write and notification timeouts, retry backoff and reconnection delays.
-    public let clock: any TimerClock
+    /// What times every deadline of the manager and its peripherals (the session's clock):
+    /// power-on, scan, connection, discovery, read/write and notification timeouts, retry
+    /// backoff and reconnection delays.
+    public var clock: any TimerClock { session.clock }
     /// The adapter asked for (`hci1`), nil for automatic choice.
     public let adapterName: String?
-    let connection: Connection?
+    var connection: Connection? { session.connection }
     let tree: ObjectTree?
     let tracker: AdapterStateTracker?
-    private let busError: String?
     let stateStream = StreamPromise<ManagerState>(capacity: 1)
     /// The adapter in use after each change (see CentralManager+Adapters).
     let adapterStream = StreamPromise<String?>(capacity: 1)
@@ -43,19 +45,15 @@ public final class CentralManager: Sendable {
     }
     let inner = Locked(State())
 
-    /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) over
-    /// `connection` (nil: the system bus). When the bus cannot be reached the state is `.unsupported`.
-    /// `clock` times every deadline (real time by default; a `ManualClock` in tests).
-    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
-                clock: any TimerClock = SystemClock.shared) {
-        self.context = context
-        self.clock = clock
+    /// A manager on `adapter` (`"hci0"`; nil: the first powered adapter, else the first) in
+    /// `session` (the process-wide ``BluetoothSession/default`` when not given). Callbacks run on
+    /// `context` (the session's context when nil). When the bus cannot be reached, or the
+    /// session is closed, the state is `.unsupported`.
+    public init(adapter: String? = nil, session: BluetoothSession = .default, context: (any ExecutionContext)? = nil) {
+        self.session = session
+        self.context = context ?? session.context
         self.adapterName = adapter
-        let (conn, failure) = SystemBus.resolve(connection)
-        self.connection = conn
-        self.busError = failure
-        if let conn {
-            let tree = ObjectTree.shared(for: conn)
+        if let tree = session.tree, session.isOpen {
             self.tree = tree
             self.tracker = AdapterStateTracker(tree: tree, adapterName: adapter)
         } else {
@@ -63,6 +61,7 @@ public final class CentralManager: Sendable {
             self.tracker = nil
         }
         start()
+        session.join(self)
     }
 
     private func start() {
@@ -151,13 +150,16 @@ public final class CentralManager: Sendable {
         inner.withLock { Array($0.peripherals.values) }.sorted { $0.identifier < $1.identifier }
     }
 
-    /// The peripherals with these identifiers (device object paths) that BlueZ knows or we found.
-    public func retrievePeripherals(withIdentifiers identifiers: [String]) -> [Peripheral] {
-        identifiers.compactMap { id in
-            guard let path = try? ObjectPath(id) else { return nil }
-            if let p = inner.withLock({ $0.peripherals[path] }) { return p }
-            guard tree?.properties(at: path, interface: Device1.interface) != nil else { return nil }
-            return peripheral(for: path)
+    /// The peripherals with these addresses (`C0:FF:EE:00:00:01`, any case) on the manager's
+    /// adapter that BlueZ knows (a `Device1` object: seen in a scan, paired, or connected) or
+    /// that the manager found, in the order asked; unknown addresses are left out.
+    public func retrievePeripherals(withAddresses addresses: [String]) -> [Peripheral] {
+        guard let tree, let adapter = tracker?.snapshot.adapter else { return [] }
+        let known = Dictionary(tree.paths(withInterface: Device1.interface, under: adapter)
+            .map { (Peripheral.address(from: $0).uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        return addresses.compactMap { address in
+            guard let path = known[address.uppercased()] else { return nil }
+            return inner.withLock({ $0.peripherals[path] }) ?? peripheral(for: path)
         }
     }
 
@@ -186,5 +188,5 @@ public final class CentralManager: Sendable {
         for p in all { p.terminate() }
     }
 
-    var busUnavailable: CentralManagerError { .busUnavailable(busError ?? "no D-Bus connection") }
+    var busUnavailable: CentralManagerError { .busUnavailable(session.unavailableReason ?? "no D-Bus connection") }
 }

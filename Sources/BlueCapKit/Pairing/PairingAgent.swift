@@ -38,7 +38,7 @@ public final class PairingAgent: Sendable {
         let responder: AgentResponder
         /// The connection the agent answers on (``LocalAgentAnswers``' key).
         let connection: ObjectIdentifier
-        let deadline: ScheduledTask
+        let deadline: ClockTask
     }
     private struct State {
         var pending: [Int: Pending] = [:]
@@ -65,32 +65,35 @@ public final class PairingAgent: Sendable {
 
     // MARK: Registration
 
-    /// Registers the agent on `central`'s D-Bus connection: bluetoothd asks it for the local
-    /// side of every `Peripheral.pair(timeout:)` of that manager. Calls
+    /// Registers the agent in `central`'s session: bluetoothd asks it for the local side of
+    /// every `Peripheral.pair(timeout:)` of that manager. Calls
     /// `org.bluez.AgentManager1.RegisterAgent` (and `RequestDefaultAgent` when `asDefault`).
     public func register(for central: CentralManager, asDefault: Bool = false,
                          timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
-        register(connection: central.connection, asDefault: asDefault, timeout: timeout)
+        register(session: central.session, asDefault: asDefault, timeout: timeout)
     }
 
-    /// Registers the agent on `manager`'s D-Bus connection, by default as the default agent:
-    /// centrals pairing with this peripheral reach it.
+    /// Registers the agent in `manager`'s session, by default as the default agent: centrals
+    /// pairing with this peripheral reach it.
     public func register(for manager: PeripheralManager, asDefault: Bool = true,
                          timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
-        register(connection: manager.connection, asDefault: asDefault, timeout: timeout)
+        register(session: manager.session, asDefault: asDefault, timeout: timeout)
     }
 
-    /// Registers on `connection` (nil: the system bus). Fails with a ``BlueCapError``:
+    /// Registers in `session` (the process-wide ``BluetoothSession/default`` when not given): the
+    /// agent answers the pairings of every manager of that session; its request timeouts run on
+    /// the session's clock, and closing the session unregisters it. Fails with a ``BlueCapError``:
     /// `.accessDenied` when the bus policy refuses (see the type's permission note),
-    /// `.alreadyExists` when this connection already has an agent, `.serviceUnavailable`
-    /// without bluetoothd.
-    public func register(connection: Connection?, asDefault: Bool, timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
+    /// `.alreadyExists` when this session already has an agent, `.serviceUnavailable` without
+    /// bluetoothd or the bus.
+    public func register(session: BluetoothSession = .default, asDefault: Bool,
+                         timeout: Duration = .seconds(10)) -> Future<PairingAgentRegistration> {
         let promise = Promise<PairingAgentRegistration>()
         let context = self.context
         Task {
             let result: Result<PairingAgentRegistration, any Error>
             do throws(BlueZError) {
-                result = .success(try await self.registerNow(connection: connection, asDefault: asDefault, timeout: timeout))
+                result = .success(try await self.registerNow(session: session, asDefault: asDefault, timeout: timeout))
             } catch {
                 let call = error.operation ?? "org.bluez.AgentManager1.RegisterAgent"
                 result = .failure(BlueCapError(error, operation: "PairingAgent.register (\(call))"))
@@ -100,30 +103,31 @@ public final class PairingAgent: Sendable {
         return promise.future
     }
 
-    private func registerNow(connection: Connection?, asDefault: Bool, timeout: Duration) async throws(BlueZError) -> PairingAgentRegistration {
+    private func registerNow(session: BluetoothSession, asDefault: Bool, timeout: Duration) async throws(BlueZError) -> PairingAgentRegistration {
         let op = "org.bluez.AgentManager1.RegisterAgent"
-        let (resolved, failure) = SystemBus.resolve(connection)
-        guard let conn = resolved else {
-            throw BlueZError(kind: .serviceUnavailable, message: "the system bus cannot be reached: \(failure ?? "no connection")", operation: op)
+        guard let conn = session.connection, let tree = session.tree, session.isOpen else {
+            throw BlueZError(kind: .serviceUnavailable, message: "the bus cannot be reached: \(session.unavailableReason ?? "no connection")", operation: op)
         }
-        let tree = ObjectTree.shared(for: conn)
         let owner = try await PairingAgentRegistration.owner(of: tree, timeout: timeout)
+        let clock = session.clock
         let agent = LocalAgent(path: try! ObjectPath(path), capability: capability.agentCapability,
-                               handler: { [weak self, key = ObjectIdentifier(conn)] r in self?.received(r, on: key) ?? r.reply(.reject) },
+                               handler: { [weak self, key = ObjectIdentifier(conn)] r in self?.received(r, on: key, clock: clock) ?? r.reply(.reject) },
                                canceled: { [weak self] in self?.canceled() })
         let handle = try await agent.register(on: conn, allowedCaller: owner, asDefault: asDefault, timeout: timeout)
-        return PairingAgentRegistration(agent: self, handle: handle, tree: tree, owner: owner)
+        let registration = PairingAgentRegistration(agent: self, handle: handle, tree: tree, owner: owner)
+        session.join(registration)
+        return registration
     }
 
     // MARK: Requests
 
     /// One request from bluetoothd (owner thread): the delegate is asked on the context; the
-    /// answer, or `Canceled` after ``requestTimeout``, goes back.
-    private func received(_ responder: AgentResponder, on connection: ObjectIdentifier) {
+    /// answer, or `Canceled` after ``requestTimeout`` on the session's `clock`, goes back.
+    private func received(_ responder: AgentResponder, on connection: ObjectIdentifier, clock: any TimerClock) {
         let request = PairingRequest(responder.request)
         events.success(request)
         let id = state.withLock { s -> Int in s.next += 1; return s.next }
-        let deadline = QueueContext.global.schedule(after: requestTimeout) { [weak self] in
+        let deadline = clock.schedule(after: requestTimeout) { [weak self] in
             self?.answer(id, .cancel)
         }
         state.withLock { $0.pending[id] = Pending(responder: responder, connection: connection, deadline: deadline) }

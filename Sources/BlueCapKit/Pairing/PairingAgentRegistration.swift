@@ -112,3 +112,10 @@ public final class PairingAgentRegistration: Sendable {
         }
     }
 }
+
+// MARK: - Session
+
+extension PairingAgentRegistration: SessionMember {
+    /// ``unregister()``, whatever it answers.
+    func sessionClosing(timeout: Duration) -> Future<Void> { unregister().settled() }
+}

@@ -8,8 +8,8 @@ extension PeripheralManager {
     /// our adapter, as named by each request's ``CentralIdentity``): whether the central that made
     /// a request is paired. Nil when bluetoothd has no such device.
     public func pairingState(of central: CentralIdentity) -> PairingState? {
-        guard let connection, let path = try? ObjectPath(central.devicePath),
-              let raw = ObjectTree.shared(for: connection).properties(at: path, interface: Device1.interface) else { return nil }
+        guard let tree = session.tree, let path = try? ObjectPath(central.devicePath),
+              let raw = tree.properties(at: path, interface: Device1.interface) else { return nil }
         return PairingState(Device1.Properties(raw, path: path))
     }
 

@@ -68,7 +68,7 @@ extension PeripheralManager {
         await old?.unregister()
         let (owner, adapter, connection) = try target("PeripheralManager.startAdvertising (org.bluez.LEAdvertisingManager1.RegisterAdvertisement)")
         let stream = advertisingStream
-        let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementPath, allowedCaller: owner,
+        let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementObject, allowedCaller: owner,
                                                onRelease: { stream.success(false) })
         inner.withLock {
             $0.advertisement = handle

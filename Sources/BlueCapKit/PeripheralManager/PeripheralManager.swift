@@ -14,22 +14,31 @@ import Locking
 /// (a new owner), the state goes `.resetting` then `.poweredOn`, and the services and the
 /// advertisement are registered again automatically.
 public final class PeripheralManager: Sendable {
-    /// The D-Bus connection (nil when the bus could not be reached: the state is `.unsupported`).
-    public let connection: Connection?
+    /// The session the manager runs on: its bus connection, object cache and clock.
+    public let session: BluetoothSession
+    /// The bus connection (nil when the bus could not be reached: the state is `.unsupported`).
+    var connection: Connection? { session.connection }
     /// The adapter asked for (`"hci0"`), nil for the first powered one.
     public let adapterName: String?
     let context: any ExecutionContext
-    /// What times the request timeouts of the characteristics added.
-    public let clock: any TimerClock
+    /// What times the request timeouts of the characteristics added: the session's clock.
+    public var clock: any TimerClock { session.clock }
     let tracker: AdapterStateTracker?
     let stateStream = StreamPromise<ManagerState>(capacity: 10)
     let ready = Promise<Void>()
     let advertisingStream = StreamPromise<Bool>(capacity: 10)
     /// The ObjectManager root of the exported application (passed to `RegisterApplication`);
     /// services are exported at `<root>/serviceN`.
-    public let applicationRoot: ObjectPath
+    let applicationRoot: ObjectPath
     /// The `LEAdvertisement1` object's path (passed to `RegisterAdvertisement`).
-    public let advertisementPath: ObjectPath
+    let advertisementObject: ObjectPath
+
+    /// The object path of the exported GATT application's root (passed to
+    /// `org.bluez.GattManager1.RegisterApplication`; services are at `<root>/serviceN`), for logs.
+    public var applicationPath: String { applicationRoot.rawValue }
+    /// The object path of the exported `org.bluez.LEAdvertisement1` (passed to
+    /// `RegisterAdvertisement`), for logs.
+    public var advertisementPath: String { advertisementObject.rawValue }
 
     struct State {
         var state: ManagerState = .unknown
@@ -48,29 +57,28 @@ public final class PeripheralManager: Sendable {
 
     private static let counter = Atomic<Int>(0)
 
-    /// A manager on `adapter` (e.g. `"hci1"`; nil: the first powered adapter) over `connection`
-    /// (nil: a new system-bus connection). Futures complete on `context`; `clock` times the
-    /// request timeouts of the characteristics added (``MutableCharacteristic/requestTimeout``).
-    public init(adapter: String? = nil, connection: Connection? = nil, context: any ExecutionContext = .futuresDefault,
-                clock: any TimerClock = SystemClock.shared) {
+    /// A manager on `adapter` (e.g. `"hci1"`; nil: the first powered adapter) in `session` (the
+    /// process-wide ``BluetoothSession/default`` when not given). Futures complete on `context`
+    /// (the session's when nil); the session's clock times the request timeouts of the
+    /// characteristics added (``MutableCharacteristic/requestTimeout``).
+    public init(adapter: String? = nil, session: BluetoothSession = .default, context: (any ExecutionContext)? = nil) {
         adapterName = adapter
-        self.context = context
-        self.clock = clock
+        self.session = session
+        self.context = context ?? session.context
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         applicationRoot = try! ObjectPath("/org/bluecap/peripheral\(getpid())_\(n)")
-        advertisementPath = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
-        let conn = SystemBus.resolve(connection).connection
-        self.connection = conn
-        guard let conn else {
+        advertisementObject = try! ObjectPath("/org/bluecap/advertisement\(getpid())_\(n)")
+        guard let tree = session.tree, session.isOpen else {
             tracker = nil
             setState(.unsupported, adapter: nil)
             return
         }
-        let tracker = AdapterStateTracker(tree: ObjectTree.shared(for: conn), adapterName: adapter)
+        let tracker = AdapterStateTracker(tree: tree, adapterName: adapter)
         self.tracker = tracker
         let observation = tracker.observe { [weak self] snapshot in self?.adapterChanged(snapshot) }
         inner.withLock { $0.observation = observation }
         tracker.start()
+        session.join(self)
     }
 
     deinit {
@@ -291,5 +299,16 @@ public final class PeripheralManager: Sendable {
             context.execute { promise.success(()) }
         }
         return promise.future
+    }
+}
+
+// MARK: - Session
+
+extension PeripheralManager: SessionMember {
+    /// ``shutdown()`` (advertisement and application unregistered), then `.unsupported`.
+    func sessionClosing(timeout: Duration) -> Future<Void> {
+        tracker?.stop()
+        inner.withLock { $0.observation }?.cancel()
+        return shutdown().settled().map(context: .immediate) { [weak self] in self?.setState(.unsupported, adapter: nil) }
     }
 }

@@ -1,0 +1,15 @@
+// BlueZSimulator+Session: sessions on the simulator's bus, for the app under test.
+import BlueCapKit
+
+extension BlueZSimulator {
+    /// A new ``BlueCapKit/BluetoothSession`` on the simulator's bus: give it to the managers under
+    /// test (`CentralManager(session: simulator.session())`). Each call opens one connection;
+    /// share the session between the managers of one simulated program, as a real program
+    /// shares ``BlueCapKit/BluetoothSession/default``. `clock` times the managers' deadlines (pass
+    /// the `ManualClock` the simulator was started with to drive both sides); `context` is where
+    /// callbacks run by default.
+    public func session(context: any ExecutionContext = .futuresDefault,
+                        clock: any TimerClock = SystemClock.shared) -> BluetoothSession {
+        BluetoothSession(bus: .address(busAddress), context: context, clock: clock)
+    }
+}
