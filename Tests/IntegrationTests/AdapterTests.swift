@@ -143,4 +143,26 @@ struct AdapterTests {
         }
         #expect(!seen.items.contains { $0.hasSuffix(":33") })
     }
+
+    @Test("a multi-adapter scan whose every subscription is cancelled stops discovering on each adapter")
+    func abandonedScanStops() async throws {
+        let h = try await CentralRig.start(adapters: 2)
+        defer { h.stop() }
+        let adapters = Adapters(session: h.session)
+        _ = try await adapters.list().value
+        let seen = Collector<String>()
+        let token = CancelToken()
+        adapters.startScanning(on: ["hci0", "hci1"], forServiceUUIDs: [AccelerometerUUIDs.service])
+            .onSuccess(context: .immediate, cancelToken: token) { seen.append($0.adapter) }
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:41"), inRangeOf: [0, 1])
+        try await seen.wait(for: 2)
+        let stopped = Collector<String>()
+        adapters.whenAdaptersChange().onSuccess(context: .immediate) { event in
+            if !event.adapter.discovering { stopped.append(event.adapter.name) }
+        }
+        token.cancel()
+        #expect(Set(try await stopped.wait(for: 2)) == ["hci0", "hci1"])
+        #expect(!adapters.isScanning)
+        #expect(h.simulator.sync { core in [0, 1].map { core.discoveryClients(adapter: $0).count } } == [0, 0])
+    }
 }

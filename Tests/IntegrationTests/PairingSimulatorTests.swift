@@ -140,6 +140,30 @@ struct PairingSimulatorTests {
         #expect(!p.isPaired)
     }
 
+    @Test("the agent's request timeout runs on the session's clock: moving a manual clock past it answers Canceled")
+    func agentTimeoutOnSessionClock() async throws {
+        let rig = try await CentralRig.start(manualClock: true)
+        defer { rig.stop() }
+        rig.simulator.pairingTimeout = .seconds(600)
+        rig.simulator.add(secureTag(SimulatedPairing(capability: .displayYesNo)))
+        let asked = Collector<UInt32>()
+        let never = Promise<Bool>()
+        let (registration, _) = try await centralAgent(rig, .displayYesNo, PairingHandlers(confirm: { key, _ in asked.append(key); return never.future }),
+                                                       requestTimeout: .seconds(60))
+        defer { withExtendedLifetime(registration) {} }
+        let (p, _, _) = try await rig.ready(tagAddress)
+        let pairing = Task { () -> PeripheralError? in
+            do { try await p.pair(timeout: .seconds(3600)).value } catch { return error as? PeripheralError }
+            return nil
+        }
+        _ = try await asked.wait(for: 1, timeout: .seconds(5))
+        await rig.advance(by: .seconds(61))
+        let e = try await withDeadline(.seconds(10), "pair() answered after the agent's timeout") { try need(await pairing.value) }
+        #expect(e.kind == .authenticationCanceled, "\(e)")
+        never.success(true)
+        #expect(!p.isPaired)
+    }
+
     @Test("cancelPairing() while the agent decides: pair() fails with AuthenticationCanceled")
     func cancelWhilePairing() async throws {
         let rig = try await CentralRig.start()

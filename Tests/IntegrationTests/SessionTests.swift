@@ -137,4 +137,18 @@ struct SessionTests {
         let scan = await #expect(throws: BlueCapError.self) { try await manager.startScanning().first().value }
         #expect(scan?.kind == .busUnavailable, "\(String(describing: scan))")
     }
+
+    @Test("futures completed on a session's context time out on the session's clock")
+    func contextUsesSessionClock() async throws {
+        let clock = ManualClock()
+        let session = BluetoothSession(bus: .address("unix:path=/nonexistent/bluecap-test-socket"), clock: clock)
+        let failures = Collector<String>()
+        Promise<Int>().future.timeout(after: .seconds(30), context: session.context)
+            .onFailure(context: .immediate) { failures.append("\($0)") }
+        await clock.waitForPending(atLeast: 1)
+        clock.advance(by: .seconds(29))
+        #expect(failures.items.isEmpty)
+        clock.advance(by: .seconds(1))
+        #expect(try await failures.wait(for: 1) == ["\(FuturesError.timeout(after: .seconds(30)))"])
+    }
 }

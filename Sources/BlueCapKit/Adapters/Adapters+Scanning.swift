@@ -11,6 +11,8 @@ extension Adapters {
     /// checks). An adapter that is not powered on within `poweredOnTimeout`, or whose scan fails,
     /// ends the whole stream with that error (the other adapters stop). A new call replaces the
     /// running scan. `capacity` bounds the merged stream: a slow subscriber loses the oldest results.
+    /// When every subscription to the stream is cancelled (it is abandoned), the scan stops as
+    /// with ``stopScanning()``.
     public func startScanning(on names: [String]? = nil, forServiceUUIDs uuids: [BLEUUID]? = nil, capacity: Int = 100,
                               options: ScanOptions = ScanOptions(),
                               poweredOnTimeout: Duration = .seconds(10)) -> FutureStream<AdapterScanResult> {
@@ -27,6 +29,8 @@ extension Adapters {
         let managers = chosen.map { CentralManager(adapter: $0, session: session, context: .immediate) }
         let scan = MultiAdapterScan(managers: managers, promise: promise)
         exchangeScan(scan)?.stop()
+        // Nobody listens any more (every subscription cancelled): the adapters stop discovering.
+        promise.onAbandoned { [weak self] in if self?.clearScan(scan) == true { scan.stop() } }
         for (name, manager) in zip(chosen, managers) {
             manager.whenPoweredOn(timeout: poweredOnTimeout).onComplete(context: .immediate) { [weak self] result in
                 guard self?.scan === scan else { return }

@@ -168,7 +168,7 @@ public final class CentralManager: Sendable {
         guard let connection, let tree else { return nil }
         let (p, created) = inner.withLock { s -> (Peripheral, Bool) in
             if let p = s.peripherals[path] { return (p, false) }
-            let p = Peripheral(path: path, connection: connection, tree: tree, context: context, clock: clock) { [weak self] p in
+            let p = Peripheral(path: path, session: session, connection: connection, tree: tree, context: context) { [weak self] p in
                 self?.inner.withLock { s in if s.peripherals[p.path] === p { s.peripherals.removeValue(forKey: p.path) } }
             }
             s.peripherals[path] = p

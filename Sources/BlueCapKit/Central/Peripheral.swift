@@ -18,6 +18,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     /// The device address (`Device1.Address`).
     public let address: String
     let path: ObjectPath
+    /// The manager's session (its pairing-agent records, see ``pair(timeout:)``).
+    let session: BluetoothSession
     let connection: Connection
     let tree: ObjectTree
     let context: any ExecutionContext
@@ -66,9 +68,11 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     let state: Locked<State>
 
-    init(path: ObjectPath, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
-         clock: any TimerClock, forget: @escaping @Sendable (Peripheral) -> Void) {
+    init(path: ObjectPath, session: BluetoothSession, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
+         forget: @escaping @Sendable (Peripheral) -> Void) {
+        let clock = session.clock
         self.path = path
+        self.session = session
         self.identifier = path.rawValue
         self.connection = connection
         self.tree = tree

@@ -36,8 +36,8 @@ public final class PairingAgent: Sendable {
 
     private struct Pending {
         let responder: AgentResponder
-        /// The connection the agent answers on (``LocalAgentAnswers``' key).
-        let connection: ObjectIdentifier
+        /// The refusals record of the session the agent answers in.
+        let refusals: AgentRefusals
         let deadline: ClockTask
     }
     private struct State {
@@ -108,10 +108,10 @@ public final class PairingAgent: Sendable {
         guard let conn = session.connection, let tree = session.tree, session.isOpen else {
             throw BlueZError(kind: .serviceUnavailable, message: "the bus cannot be reached: \(session.unavailableReason ?? "no connection")", operation: op)
         }
-        let owner = try await PairingAgentRegistration.owner(of: tree, timeout: timeout)
-        let clock = session.clock
+        let owner = try await PairingAgentRegistration.owner(of: tree, timeout: timeout, clock: session.clock)
+        let clock = session.clock, refusals = session.agentRefusals
         let agent = LocalAgent(path: try! ObjectPath(path), capability: capability.agentCapability,
-                               handler: { [weak self, key = ObjectIdentifier(conn)] r in self?.received(r, on: key, clock: clock) ?? r.reply(.reject) },
+                               handler: { [weak self] r in self?.received(r, refusals: refusals, clock: clock) ?? r.reply(.reject) },
                                canceled: { [weak self] in self?.canceled() })
         let handle = try await agent.register(on: conn, allowedCaller: owner, asDefault: asDefault, timeout: timeout)
         let registration = PairingAgentRegistration(agent: self, handle: handle, tree: tree, owner: owner)
@@ -123,14 +123,14 @@ public final class PairingAgent: Sendable {
 
     /// One request from bluetoothd (owner thread): the delegate is asked on the context; the
     /// answer, or `Canceled` after ``requestTimeout`` on the session's `clock`, goes back.
-    private func received(_ responder: AgentResponder, on connection: ObjectIdentifier, clock: any TimerClock) {
+    private func received(_ responder: AgentResponder, refusals: AgentRefusals, clock: any TimerClock) {
         let request = PairingRequest(responder.request)
         events.success(request)
         let id = state.withLock { s -> Int in s.next += 1; return s.next }
         let deadline = clock.schedule(after: requestTimeout) { [weak self] in
             self?.answer(id, .cancel)
         }
-        state.withLock { $0.pending[id] = Pending(responder: responder, connection: connection, deadline: deadline) }
+        state.withLock { $0.pending[id] = Pending(responder: responder, refusals: refusals, deadline: deadline) }
         let delegate = self.delegate
         context.execute { [weak self] in
             guard let self else { return }
@@ -168,8 +168,8 @@ public final class PairingAgent: Sendable {
         guard let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         pending.deadline.cancel()
         switch reply {
-        case .reject: LocalAgentAnswers.record(connection: pending.connection, device: pending.responder.request.device.rawValue, .rejected)
-        case .cancel: LocalAgentAnswers.record(connection: pending.connection, device: pending.responder.request.device.rawValue, .canceled)
+        case .reject: pending.refusals.record(device: pending.responder.request.device.rawValue, .rejected)
+        case .cancel: pending.refusals.record(device: pending.responder.request.device.rawValue, .canceled)
         default: break
         }
         pending.responder.reply(reply)

@@ -90,7 +90,7 @@ public final class PairingAgentRegistration: Sendable {
     }
 
     /// The current owner of `org.bluez`, waiting (subscribe, then check) until the tree knows it.
-    static func owner(of tree: ObjectTree, timeout: Duration) async throws(BlueZError) -> String {
+    static func owner(of tree: ObjectTree, timeout: Duration, clock: any TimerClock) async throws(BlueZError) -> String {
         let promise = Promise<String>()
         let observation = tree.observe { event in
             if case .ownerChanged(let o?) = event { promise.success(o) }
@@ -104,8 +104,10 @@ public final class PairingAgentRegistration: Sendable {
             throw BlueZError(kind: .serviceUnavailable, message: "org.bluez is not on the bus: is bluetoothd running?",
                              operation: "org.bluez.AgentManager1.RegisterAgent")
         }
+        let deadline = clock.schedule(after: timeout) { promise.failure(FuturesError.timeout(after: timeout)) }
+        defer { deadline.cancel() }
         do {
-            return try await promise.future.timeout(after: timeout).value
+            return try await promise.future.value
         } catch {
             throw BlueZError(kind: .serviceUnavailable, message: "org.bluez did not appear within \(timeout): is bluetoothd running?",
                              operation: "org.bluez.AgentManager1.RegisterAgent")

@@ -53,14 +53,14 @@ extension Peripheral {
     /// (paired meanwhile), `.inProgress`; `.timeout` after `timeout`.
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
-        let started = ContinuousClock.now
-        let identifier = self.identifier, key = ObjectIdentifier(connection)
+        let started = clock.now
+        let identifier = self.identifier, refusals = session.agentRefusals
         return call("Peripheral.pair (org.bluez.Device1.Pair)", timeout: timeout) { device throws(BlueZError) in
             do throws(BlueZError) {
                 try await device.pair(timeout: timeout)
             } catch {
                 guard error.kind == .authenticationFailed else { throw error }
-                switch LocalAgentAnswers.take(connection: key, device: identifier, since: started) {
+                switch refusals.take(device: identifier, since: started) {
                 case .rejected?: throw BlueZError(kind: .authenticationRejected, message: "rejected by this process's pairing agent (BlueZ: \(error.message))",
                                                   operation: error.operation, path: error.path)
                 case .canceled?: throw BlueZError(kind: .authenticationCanceled, message: "canceled by this process's pairing agent (BlueZ: \(error.message))",

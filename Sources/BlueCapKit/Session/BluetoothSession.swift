@@ -50,7 +50,8 @@ public final class BluetoothSession: Sendable {
 
     /// The bus the session is connected to.
     public let bus: Bus
-    /// Where callbacks run unless an operation or manager is given another context.
+    /// Where callbacks run unless an operation or manager is given another context; its timers
+    /// (`timeout(after:)`, `retry`, `debounce` on futures completed here) run on ``clock``.
     public let context: any ExecutionContext
     /// What times every deadline of the managers on the session: power-on waits, scan and
     /// connection timeouts, retry backoff, reconnection delays, GATT and agent request timeouts.
@@ -61,6 +62,8 @@ public final class BluetoothSession: Sendable {
     let tree: ObjectTree?
     /// Why the bus could not be reached, when it could not.
     private let failure: String?
+    /// What the session's pairing agent refused (``Peripheral/pair(timeout:)`` reports it).
+    let agentRefusals: AgentRefusals
 
     private struct State {
         var closed = false
@@ -80,8 +83,9 @@ public final class BluetoothSession: Sendable {
     public init(bus: Bus = .system, context: any ExecutionContext = .futuresDefault,
                 clock: any TimerClock = SystemClock.shared) {
         self.bus = bus
-        self.context = context
+        self.context = ClockedContext(context, clock: clock)
         self.clock = clock
+        self.agentRefusals = AgentRefusals(clock: clock)
         do {
             let connection = try Connection(bus.connectionBus)
             self.connection = connection

@@ -114,7 +114,7 @@ public final class BlueZSimulator: @unchecked Sendable {
         let watch = connection.watchNameOwner(Self.busName) { owner in if owner == nil { released.fire() } }
         defer { watch.cancel() }
         var reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
-        if reply == .exists, await released.wait(timeout: timeout) {
+        if reply == .exists, await released.wait(timeout: timeout, clock: core.clock) {
             reply = try await connection.requestName(Self.busName, flags: [.doNotQueue])
         }
         guard reply == .primaryOwner || reply == .alreadyOwner else {

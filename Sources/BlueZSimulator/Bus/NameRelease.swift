@@ -1,7 +1,7 @@
 // NameRelease: a one-shot "the name has no owner now" event, awaited with a deadline.
 
-import Dispatch
 import Locking
+import Timing
 
 // MARK: - NameRelease
 
@@ -28,8 +28,9 @@ final class NameRelease: Sendable {
         waiter?.resume(returning: true)
     }
 
-    /// Whether the name was released within `timeout`. One waiter at a time.
-    func wait(timeout: Duration) async -> Bool {
+    /// Whether the name was released within `timeout` on `clock` (the simulator's). One waiter
+    /// at a time.
+    func wait(timeout: Duration, clock: any TimerClock) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let firedAlready = state.withLock { s -> Bool in
                 if s.fired { return true }
@@ -37,8 +38,7 @@ final class NameRelease: Sendable {
                 return false
             }
             if firedAlready { return continuation.resume(returning: true) }
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            clock.schedule(after: timeout) { [self] in
                 let expired = state.withLock { s -> CheckedContinuation<Bool, Never>? in
                     defer { s.waiter = nil }
                     return s.waiter
