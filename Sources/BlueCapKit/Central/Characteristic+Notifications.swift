@@ -31,35 +31,20 @@ extension Characteristic {
             return failed(promise, .notSupported, operation, "Flags \(flags) have neither notify nor indicate")
         }
         if let down = peripheral.linkDown { return failed(promise, down, operation) }
-        let replaced = self.state.withLock { s -> [StreamPromise<NotificationUpdate>] in
-            s.resubscribe = resubscribeOnReconnect
-            return byApp ? s.streams.appStarted() : []
-        }
+        let (actions, replaced) = feed(.startRequested(resubscribeOnReconnect: resubscribeOnReconnect, byApp: byApp))
         for stream in replaced { stream.finish() }
+        perform(actions)
         peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise, onFailure: { [self] id in
             // Strong, like `start`: the queue drops both once the operation has run or failed.
-            self.state.withLock { $0.abandonStart(id) }
+            handle(.startAbandoned(op: id))
         }) { [self] op in
-            let begin = self.state.withLock { s -> (go: Bool, acquire: Bool) in
-                if case .started = s.notify { return (false, false) }
-                s.notify = .starting(op.id)
-                return (true, flags.contains("notify") && !s.acquireUnsupported)
-            }
-            guard begin.go else { return op.succeed(self) }
-            if let stale = replacedError(operation) {
-                self.state.withLock { $0.abandonStart(op.id) }
-                return op.fail(stale)
-            }
-            if begin.acquire {
-                acquire(op)
-            } else {
-                startNotify(op, fallingBackFrom: nil)
-            }
+            let stale = replacedError(operation)
+            handle(.startRan(op: op.id, canAcquire: flags.contains("notify"), replaced: stale != nil), op, replaced: stale)
         }
         return promise.future
     }
 
-    /// `AcquireNotify`; on a refusal that says the characteristic cannot be acquired, `StartNotify`.
+    /// `AcquireNotify` for the start operation `op`.
     private func acquire(_ op: GattOperation<Characteristic>) {
         proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
             switch result {
@@ -69,63 +54,22 @@ extension Characteristic {
                 }, onClose: { [weak self] in
                     self?.socketClosed()
                 })
-                let kept = self.state.withLock { s -> Bool in
-                    guard s.isStarting(op.id) else { return false }
-                    s.notify = .started(.acquiredSocket, socket)
-                    s.endedByBlueZ = false
-                    return true
-                }
-                if kept {
-                    socket.start()
-                    op.succeed(self)
-                } else {
-                    // The operation ended without this answer (deadline, link lost): closing
-                    // the socket is what releases the notification in BlueZ.
-                    socket.close()
-                    op.fail(.disconnected)
-                }
-            case .failure(let e) where Self.acquireRefusalFallsBack(e.kind):
-                BlueZLog.debug("\(path) AcquireNotify refused (\(e)); trying StartNotify")
-                guard self.state.withLock({ $0.isStarting(op.id) }) else {
-                    return op.fail(e)
-                }
-                startNotify(op, fallingBackFrom: e)
+                handle(.acquireReplied(op: op.id, .socket(socket)), op)
             case .failure(let e):
-                self.state.withLock { $0.abandonStart(op.id) }
-                op.fail(e)
+                if Notifications.acquireRefusalFallsBack(e.kind) {
+                    BlueZLog.debug("\(path) AcquireNotify refused (\(e)); trying StartNotify")
+                }
+                handle(.acquireReplied(op: op.id, .refused(e.kind)), op, answer: e)
             }
         }
     }
 
-    /// Whether a refused `AcquireNotify` is worth a `StartNotify`: not when the refusal is about
-    /// the link or the moment (it would be refused alike, or must be retried as it is), nor when
-    /// the notifications are held already (`NotPermitted` "Notify acquired": StartNotify is
-    /// refused the same way while a socket holds them).
-    static func acquireRefusalFallsBack(_ kind: BlueZErrorKind) -> Bool {
-        ![.timeout, .serviceUnavailable, .disconnected, .notConnected, .inProgress, .notPermitted].contains(kind)
-    }
-
-    /// `StartNotify`. After a refused `AcquireNotify` (`refusal`), a success makes StartNotify
-    /// the characteristic's way from then on.
-    private func startNotify(_ op: GattOperation<Characteristic>, fallingBackFrom refusal: BlueZError?) {
+    /// `StartNotify` for the start operation `op`, `afterRefusal` of its `AcquireNotify`.
+    private func startNotify(_ op: GattOperation<Characteristic>, afterRefusal: Bool) {
         proxy.startNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
             switch result {
-            case .success:
-                let kept = self.state.withLock { s -> Bool in
-                    if refusal != nil { s.acquireUnsupported = true }
-                    guard s.isStarting(op.id) else { return false }
-                    s.notify = .started(.propertiesChanged, nil)
-                    s.endedByBlueZ = false
-                    return true
-                }
-                if kept { return op.succeed(self) }
-                // The operation ended without this answer: BlueZ now notifies a session nobody
-                // follows. Turn it off in turn, unless notifications were started again since.
-                op.fail(.disconnected)
-                stopLateSession()
-            case .failure(let e):
-                self.state.withLock { $0.abandonStart(op.id) }
-                op.fail(e)
+            case .success: handle(.startNotifyReplied(op: op.id, afterRefusal: afterRefusal, ok: true), op)
+            case .failure(let e): handle(.startNotifyReplied(op: op.id, afterRefusal: afterRefusal, ok: false), op, answer: e)
             }
         }
     }
@@ -135,10 +79,9 @@ extension Characteristic {
     private func stopLateSession() {
         guard peripheral.linkIsUp else { return }
         let operation = "Characteristic.startNotifying (org.bluez.GattCharacteristic1.StopNotify, late answer)"
-        let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: .seconds(10), promise: Promise<Void>()) { [self] op in
-            guard case .off = self.state.withLock({ $0.notify }) else { return op.succeed(()) }
-            proxy.stopNotify(timeout: GattOperationQueue.callTimeout(.seconds(10))) { result in op.complete(result) { _ in } }
+        // Nobody waits for it: its promise is dropped.
+        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: .seconds(10), promise: Promise<Characteristic>()) { [self] op in
+            handle(.lateStopRan(op: op.id), op)
         }
     }
 
@@ -153,51 +96,37 @@ extension Characteristic {
     public func stopNotifying(timeout: Duration = .seconds(10)) -> Future<Characteristic> {
         let operation = "Characteristic.stopNotifying (org.bluez.GattCharacteristic1.StopNotify)"
         let promise = Promise<Characteristic>()
-        let streams = self.state.withLock { s -> [StreamPromise<NotificationUpdate>] in
-            s.resubscribe = false
-            s.wantsResubscription = false
-            return s.streams.removeAll()
-        }
+        let (actions, streams) = feed(.stopRequested(linkUp: peripheral.linkIsUp))
         for stream in streams { stream.finish() }
-        guard peripheral.linkIsUp else {
-            // The link took the notifications with it; the queue is empty (failed with the link).
-            let socket = self.state.withLock { s -> NotificationSocket? in
-                defer { s.notify = .off }
-                if case .started(_, let socket?) = s.notify { return socket }
-                return nil
-            }
-            socket?.close()
-            promise.success(self)
-            return promise.future
-        }
-        let proxy = self.proxy
-        peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
-            let was = self.state.withLock { s -> Notify in
-                defer { s.notify = .off }
-                return s.notify
-            }
-            switch was {
-            case .off, .starting:
-                op.succeed(self)
-            case .started(_, let socket?):
-                socket.close()
-                awaitNotifyReleased(op)
-            case .started(_, nil):
-                proxy.stopNotify(timeout: GattOperationQueue.callTimeout(timeout)) { result in op.complete(result) { _ in self } }
+        for action in actions {
+            switch action {
+            case .queueStop:
+                peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
+                    handle(.stopRan(op: op.id), op)
+                }
+            case .stopDone:
+                promise.success(self)
+            default:
+                perform([action])
             }
         }
         return promise.future
     }
 
-    /// Ends `op` once BlueZ reports the acquired notification released (`NotifyAcquired` not
-    /// true): it releases it when it sees the socket's end, a moment after the close.
+    /// Ends the stop operation `op` once BlueZ reports the acquired notification released
+    /// (`NotifyAcquired` not true): it releases it when it sees the socket's end, a moment after the close.
     private func awaitNotifyReleased(_ op: GattOperation<Characteristic>) {
         let path = self.path, tree = peripheral.tree
         peripheral.wait(timeout: op.timeout ?? .seconds(10), check: { [self] in
             guard tree.properties(at: path, interface: GattCharacteristic1.interface)?["NotifyAcquired"] != .bool(true) else { return false }
+            handle(.releaseEnded(op: op.id))
             op.succeed(self)
             return true
-        }, fail: { op.fail($0) }, onTimeout: {
+        }, fail: { [self] error in
+            handle(.releaseEnded(op: op.id))
+            op.fail(error)
+        }, onTimeout: { [self] in
+            handle(.releaseEnded(op: op.id))
             op.fail(.timeout, "BlueZ still reports NotifyAcquired after the notification socket was closed")
         })
     }
@@ -257,49 +186,98 @@ extension Characteristic {
         let update: NotificationUpdate = (self, data)
         let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
             s.value = data
-            switch s.notify {
-            case .starting(_), .started(.propertiesChanged, _): return s.streams.deliver(update)
-            default: return []
-            }
+            return s.notifications.deliversPropertyValues ? s.streams.deliver(update) : []
         }
         for entry in streams { entry.promise.success(update) }
     }
 
     /// BlueZ closed the acquired socket (link lost or notifications stopped remotely).
-    func socketClosed() {
-        self.state.withLock { s in
-            if case .started(.acquiredSocket, _) = s.notify {
-                s.notify = .off
-                s.endedByBlueZ = true
-            }
-        }
-    }
+    func socketClosed() { handle(.socketClosedByRemote) }
 
     /// Whether notifications should be turned on again after a reconnection.
-    var wantsResubscription: Bool { self.state.withLock { $0.wantsResubscription } }
+    var wantsResubscription: Bool { self.state.withLock { $0.notifications.resubscriptionPending } }
 
     /// The link dropped: notifications are off; the streams stay open when re-subscription is on.
     func linkLost(kind: PeripheralError.Kind) {
-        let (socket, finishWith) = self.state.withLock { s -> (NotificationSocket?, [StreamPromise<NotificationUpdate>]) in
-            var socket: NotificationSocket?
-            var wasOn = false
-            switch s.notify {
-            case .started(_, let sock): socket = sock; wasOn = true
-            case .starting: wasOn = true
-            case .off: break
-            }
-            s.notify = .off
-            // The socket may have reported the end before the link change did.
-            wasOn = wasOn || s.endedByBlueZ
-            s.endedByBlueZ = false
-            let resubscribing = wasOn && s.resubscribe && kind != .terminated
-            if resubscribing { s.wantsResubscription = true }
-            return (socket, s.streams.linkLost(keepStreams: resubscribing || !(wasOn || kind == .terminated)))
-        }
-        socket?.close()
-        for stream in finishWith { stream.finish(throwing: PeripheralError(kind: kind, operation: "Characteristic.receiveNotificationUpdates", path: self.path.rawValue)) }
+        let (actions, streams) = feed(.linkLost(terminated: kind == .terminated))
+        perform(actions)
+        for stream in streams { stream.finish(throwing: PeripheralError(kind: kind, operation: "Characteristic.receiveNotificationUpdates", path: self.path.rawValue)) }
     }
 
     /// Called after a successful re-subscription.
-    func resubscribed() { self.state.withLock { $0.wantsResubscription = false } }
+    func resubscribed() { handle(.resubscribed) }
+
+    // MARK: - The state machine
+
+    /// Feeds `event` to the notification state machine under the lock, and applies its actions
+    /// on the update streams there (bookkeeping: no subscriber runs); returns the other actions,
+    /// and the streams those removed, for the caller to perform and finish outside the lock.
+    private func feed(_ event: Notifications.Event) -> (actions: [Notifications.Action], streams: [StreamPromise<NotificationUpdate>]) {
+        self.state.withLock { s in
+            var ended: [StreamPromise<NotificationUpdate>] = []
+            let actions = s.notifications.handle(event).filter { action in
+                switch action {
+                case .replaceEarlierSessionStreams: ended += s.streams.appStarted()
+                case .finishStreams: ended += s.streams.removeAll()
+                case .endSession(let keepStreams): ended += s.streams.linkLost(keepStreams: keepStreams)
+                default: return true
+                }
+                return false
+            }
+            return (actions, ended)
+        }
+    }
+
+    /// Feeds an event that ends no update stream and performs its actions (see ``perform(_:_:answer:replaced:)``).
+    private func handle(_ event: Notifications.Event, _ op: GattOperation<Characteristic>? = nil,
+                        answer: BlueZError? = nil, replaced: PeripheralError? = nil) {
+        let (actions, streams) = feed(event)
+        assert(streams.isEmpty, "\(event) ended update streams")
+        perform(actions, op, answer: answer, replaced: replaced)
+    }
+
+    /// Performs the machine's actions, in order, outside the lock. `op` is the operation that fed
+    /// the event (the actions that name an operation name it), `answer` BlueZ's error answer to
+    /// its call, `replaced` the error of an attribute that another one replaced.
+    private func perform(_ actions: [Notifications.Action], _ op: GattOperation<Characteristic>? = nil,
+                         answer: BlueZError? = nil, replaced: PeripheralError? = nil) {
+        /// The operation the action names.
+        func named(_ id: Int) -> GattOperation<Characteristic>? {
+            assert(op?.id == id, "an action for operation \(id) after an event of \(String(describing: op?.id))")
+            return op?.id == id ? op : nil
+        }
+        for action in actions {
+            switch action {
+            case .acquireNotify(let id):
+                if let op = named(id) { acquire(op) }
+            case .startNotify(let id, let afterRefusal):
+                if let op = named(id) { startNotify(op, afterRefusal: afterRefusal) }
+            case .stopNotify(let id):
+                if let op = named(id) {
+                    proxy.stopNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { result in op.complete(result) { _ in self } }
+                }
+            case .startSocket(let socket):
+                socket.start()
+            case .closeSocket(let socket):
+                socket.close()
+            case .awaitRelease(let id):
+                if let op = named(id) { awaitNotifyReleased(op) }
+            case .succeed(let id):
+                named(id)?.succeed(self)
+            case .fail(let id, let failure):
+                guard let op = named(id) else { break }
+                switch (failure, answer, replaced) {
+                case (.answer, let answer?, _): op.fail(answer)
+                case (.replaced, _, let replaced?): op.fail(replaced)
+                case (.late, _, _), (.answer, nil, _), (.replaced, _, nil): op.fail(.disconnected)
+                }
+            case .stopLateSession:
+                stopLateSession()
+            case .replaceEarlierSessionStreams, .finishStreams, .endSession:
+                break  // applied by `feed`, under the lock
+            case .queueStop, .stopDone:
+                break  // only `stopRequested` returns them, and `stopNotifying` performs them
+            }
+        }
+    }
 }

@@ -27,38 +27,17 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         case propertiesChanged
     }
 
-    enum Notify {
-        case off
-        /// The start operation with this ``GattOperation/id`` is turning notifications on. Its
-        /// answer counts only while this is still the state: a start that ended without one
-        /// (deadline, link lost) does not take over what a later start began.
-        case starting(Int)
-        case started(NotificationTransport, NotificationSocket?)
-    }
+    /// The notification state: phases, events and actions (see ``NotificationStateMachine``).
+    typealias Notifications = NotificationStateMachine<NotificationSocket>
 
+    /// What ``state``'s lock guards.
     struct State {
         var properties: GattCharacteristic1.Properties
         var value: Data?
-        var notify = Notify.off
+        /// Whether notifications are on, and how (fed under the lock by Characteristic+Notifications).
+        var notifications = Notifications()
         /// The open update streams (``receiveNotificationUpdates(capacity:)``).
         var streams = NotificationStreams<NotificationUpdate>()
-        var resubscribe = false
-        var wantsResubscription = false
-        var acquireUnsupported = false
-        /// BlueZ closed the acquired socket while notifications were on (link going down).
-        var endedByBlueZ = false
-
-        /// Whether the start operation `id` still owns `notify` (see `Notify.starting`).
-        func isStarting(_ id: Int) -> Bool {
-            if case .starting(id) = notify { return true }
-            return false
-        }
-
-        /// The start operation `id` ends without turning notifications on: off, unless
-        /// another operation owns `notify` now.
-        mutating func abandonStart(_ id: Int) {
-            if isStarting(id) { notify = .off }
-        }
     }
 
     /// The characteristic UUID (`GattCharacteristic1.UUID`).
@@ -103,21 +82,15 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     public var flags: [String] { currentProperties.flags ?? [] }
     /// The ATT MTU (`GattCharacteristic1.MTU`, or the one `AcquireNotify` returned).
     public var mtu: UInt16? {
-        if case .started(_, let socket?) = self.state.withLock({ $0.notify }) { return socket.mtu }
+        if let socket = self.state.withLock({ $0.notifications.socket }) { return socket.mtu }
         return currentProperties.mtu
     }
     /// The last value read or notified.
     public var value: Data? { self.state.withLock { $0.value } }
     /// Whether notifications are on (started by us).
-    public var isNotifying: Bool {
-        if case .started = self.state.withLock({ $0.notify }) { return true }
-        return false
-    }
+    public var isNotifying: Bool { self.state.withLock { $0.notifications.isOn } }
     /// How notifications arrive, while on.
-    public var notificationTransport: NotificationTransport? {
-        if case .started(let t, _) = self.state.withLock({ $0.notify }) { return t }
-        return nil
-    }
+    public var notificationTransport: NotificationTransport? { self.state.withLock { $0.notifications.transport } }
 
     /// The value decoded as `T` (nil when there is none or it does not decode).
     public func value<T: Deserializable>(as type: T.Type) -> T? {

@@ -15,7 +15,7 @@ import Futures
 /// queue has moved on; ``succeed(_:)`` and ``fail(_:)`` change nothing, and state the start
 /// claimed is its own only while still tagged with ``id``.
 struct GattOperation<Value: Sendable>: Sendable {
-    /// Unique within the queue: tags state the operation owns while it runs (see `Notify.starting`).
+    /// Unique within the queue: tags state the operation owns while it runs (see `NotificationStateMachine.Phase.starting`).
     let id: Int
     /// "Type.method (org.bluez.Interface.Member)", for errors.
     let operation: String

@@ -12,7 +12,9 @@ import Locking
 ///
 /// `@unchecked Sendable`: `source` is set once in `init`; a dispatch source's `cancel()` is
 /// thread-safe, and `closed` (an atomic) makes sure it runs once.
-final class NotificationSocket: @unchecked Sendable {
+///
+/// Equal only to itself (the notification state machine tells one socket from another).
+final class NotificationSocket: Equatable, @unchecked Sendable {
     private let source: any DispatchSourceRead
     private let closed = OnceFlag()
     /// The MTU BlueZ reported.
@@ -72,6 +74,9 @@ final class NotificationSocket: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Identity: the same socket.
+    static func == (a: NotificationSocket, b: NotificationSocket) -> Bool { a === b }
 }
 
 /// The last owner of the notification socket until its reader is cancelled.
