@@ -10,13 +10,12 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> M
     ) -> Future<M> {
         let promise = Promise<M>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success(let value): promise.complete(Result { try mapping(value) })
             case .failure(let error): promise.failure(error)
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -29,7 +28,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> Future<M>
     ) -> Future<M> {
         let promise = Promise<M>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
@@ -37,7 +36,6 @@ extension Future {
                 promise.failure(error)
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -76,13 +74,12 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> T
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success: promise.complete(result)
             case .failure(let error): promise.complete(Result { try recovery(error) })
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -94,7 +91,7 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success:
                 promise.complete(result)
@@ -102,7 +99,6 @@ extension Future {
                 do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -139,11 +135,10 @@ extension Future {
         _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             effect(result)
             promise.complete(result)
         }
-        link(promise.future, to: route)
         return promise.future
     }
 

@@ -81,9 +81,8 @@ public final class Promise<T: Sendable>: Sendable {
     /// abandon `other` in turn).
     @inlinable
     public func completeWith(context: any ExecutionContext = .immediate, future other: Future<T>) {
-        let route = other.addRemovableCallback(context: context, token: nil) { [self] result in
+        other.addCallback(for: future, context: context, token: nil) { [self] result in
             self.future.complete(result)
         }
-        other.link(future, to: route)
     }
 }
