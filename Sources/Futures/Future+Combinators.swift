@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - Transforming a Future
 
 extension Future {
@@ -144,10 +146,33 @@ extension Future {
 
     /// A future of both values once both futures succeed; the first failure (in order: this
     /// future, then `other`) fails it.
+    ///
+    /// It waits for both futures from the start: abandoning it abandons each of them that is
+    /// still pending (if nothing else waits for it).
     @inlinable
     public func zip<U: Sendable>(_ other: Future<U>) -> Future<(T, U)> {
-        flatMap(context: .immediate) { first in
-            other.map(context: .immediate) { second in (first, second) }
+        let promise = Promise<(T, U)>()
+        // This future's value, and `other`'s result, whichever arrives first.
+        let slots = Locked<(first: T?, second: Result<U, any Error>?)>((nil, nil))
+        addCallback(for: promise.future, context: .immediate, token: nil) { result in
+            switch result {
+            case .success(let first):
+                let second = slots.withLock { slots -> Result<U, any Error>? in
+                    slots.first = first
+                    return slots.second
+                }
+                if let second { promise.complete(second.map { (first, $0) }) }
+            case .failure(let error):
+                promise.failure(error)
+            }
         }
+        other.addCallback(for: promise.future, context: .immediate, token: nil) { result in
+            let first = slots.withLock { slots -> T? in
+                slots.second = result
+                return slots.first
+            }
+            if let first { promise.complete(result.map { (first, $0) }) }
+        }
+        return promise.future
     }
 }

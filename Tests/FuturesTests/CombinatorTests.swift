@@ -99,6 +99,22 @@ struct CombinatorTests {
         #expect(failed.result?.failureValue as? TestError == TestError(code: 7))
     }
 
+    @Test("zip fails with this future's failure before the other's, whatever order they fail in")
+    func zipFailureOrder() {
+        let left = Promise<Int>(), right = Promise<Int>()
+        let pair = left.future.zip(right.future)
+        right.failure(TestError(code: 2))
+        #expect(pair.result == nil)
+        left.failure(TestError(code: 1))
+        #expect(pair.result?.failureValue as? TestError == TestError(code: 1))
+
+        let other = Promise<Int>(), late = Promise<Int>()
+        let second = other.future.zip(late.future)
+        late.failure(TestError(code: 4))
+        other.success(3)
+        #expect(second.result?.failureValue as? TestError == TestError(code: 4))
+    }
+
     @Test("fold combines values in sequence order regardless of completion order")
     func fold() {
         let promises = (0..<4).map { _ in Promise<String>() }

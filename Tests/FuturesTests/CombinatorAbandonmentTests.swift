@@ -1,0 +1,38 @@
+import Testing
+@testable import Futures
+
+/// Abandonment through the combinators that wait on several futures, or on futures they start
+/// themselves: abandoning the result tells every upstream future still pending to stop.
+@Suite("Abandonment through combinators")
+struct CombinatorAbandonmentTests {
+    init() { LeakWarnings.quiet() }
+
+    /// Pending promises, each counting its abandonment in `calls`.
+    private func pendingPromises(_ count: Int, counting calls: AtomicCount) -> [Promise<Int>] {
+        (0..<count).map { _ in
+            let promise = Promise<Int>()
+            promise.onAbandoned { calls.increment() }
+            return promise
+        }
+    }
+
+    /// Waits on `future` with a callback that `token` removes.
+    private func consume<T>(_ future: Future<T>, until token: CancelToken) {
+        future.onComplete(context: .immediate, cancelToken: token) { _ in }
+    }
+
+    // MARK: Futures
+
+    @Test("abandoning zip's future abandons both futures while they are pending")
+    func zip() {
+        let calls = AtomicCount()
+        let promises = pendingPromises(2, counting: calls)
+        let pair = promises[0].future.zip(promises[1].future)
+        let token = CancelToken()
+        consume(pair, until: token)
+        token.cancel()
+        #expect(pair.isAbandoned)
+        #expect(promises[0].isAbandoned && promises[1].isAbandoned)
+        #expect(calls.current == 2)
+    }
+}
