@@ -18,6 +18,9 @@ extension Sequence {
     }
 
     /// A future of every value, in sequence order; fails as soon as any future fails.
+    ///
+    /// It waits for every future from the start: abandoning it abandons every element still
+    /// pending (if nothing else waits for it).
     public func sequence<T: Sendable>(
         context: any ExecutionContext = .futuresDefault
     ) -> Future<[T]> where Element == Future<T> {
@@ -29,7 +32,7 @@ extension Sequence {
         }
         let collector = Collector<T>(count: futures.count)
         for (index, future) in futures.enumerated() {
-            future.onComplete(context: context) { result in
+            future.addCallback(for: promise.future, context: context, token: nil) { result in
                 switch result {
                 case .success(let value):
                     if let all = collector.store(value, at: index) { promise.success(all) }
@@ -42,7 +45,8 @@ extension Sequence {
     }
 
     /// Maps each element to a future with `mapping` (called now, in order), then behaves as
-    /// ``Swift/Sequence/sequence(context:)`` on the results.
+    /// ``Swift/Sequence/sequence(context:)`` on the results: abandoning the returned future
+    /// abandons every future `mapping` returned that is still pending.
     public func traverse<T: Sendable>(
         context: any ExecutionContext = .futuresDefault,
         _ mapping: (Element) throws -> Future<T>

@@ -35,4 +35,32 @@ struct CombinatorAbandonmentTests {
         #expect(promises[0].isAbandoned && promises[1].isAbandoned)
         #expect(calls.current == 2)
     }
+
+    @Test("abandoning sequence's future abandons every element still pending")
+    func sequence() {
+        let calls = AtomicCount()
+        let promises = pendingPromises(3, counting: calls)
+        let all = promises.map(\.future).sequence(context: .immediate)
+        let token = CancelToken()
+        consume(all, until: token)
+        promises[1].success(1)
+        token.cancel()
+        #expect(all.isAbandoned)
+        #expect(promises[0].isAbandoned && !promises[1].isAbandoned && promises[2].isAbandoned)
+        #expect(calls.current == 2)
+        #expect(promises[0].future.waitingCallbackCount == 0 && promises[2].future.waitingCallbackCount == 0)
+    }
+
+    @Test("abandoning traverse's future abandons every future it started that is still pending")
+    func traverse() {
+        let calls = AtomicCount()
+        let promises = pendingPromises(3, counting: calls)
+        let all = [0, 1, 2].traverse(context: .immediate) { promises[$0].future }
+        let token = CancelToken()
+        consume(all, until: token)
+        promises[0].success(0)
+        token.cancel()
+        #expect(!promises[0].isAbandoned && promises[1].isAbandoned && promises[2].isAbandoned)
+        #expect(calls.current == 2)
+    }
 }
