@@ -63,4 +63,18 @@ struct CombinatorAbandonmentTests {
         #expect(!promises[0].isAbandoned && promises[1].isAbandoned && promises[2].isAbandoned)
         #expect(calls.current == 2)
     }
+
+    @Test("abandoning fold's future abandons every element still pending, reached or not")
+    func fold() {
+        let calls = AtomicCount()
+        let promises = pendingPromises(3, counting: calls)
+        let folded = promises.map(\.future).fold(context: .immediate, initial: 0) { $0 + $1 }
+        let token = CancelToken()
+        consume(folded, until: token)
+        promises[1].success(1)
+        token.cancel()
+        #expect(folded.isAbandoned)
+        #expect(promises[0].isAbandoned && !promises[1].isAbandoned && promises[2].isAbandoned)
+        #expect(calls.current == 2)
+    }
 }

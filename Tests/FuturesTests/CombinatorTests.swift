@@ -125,6 +125,31 @@ struct CombinatorTests {
         #expect(failing.result?.failureValue as? TestError == TestError(code: 5))
     }
 
+    @Test("fold fails with the first failure in sequence order, combine's errors included")
+    func foldFailureOrder() {
+        let promises = (0..<3).map { _ in Promise<Int>() }
+        let folded = promises.map(\.future).fold(context: .immediate, initial: 0) { _, value -> Int in
+            if value == 0 { throw TestError(code: 10) }
+            return value
+        }
+        promises[2].failure(TestError(code: 12))
+        promises[1].failure(TestError(code: 11))
+        #expect(folded.result == nil)
+        promises[0].success(0)
+        #expect(folded.result?.failureValue as? TestError == TestError(code: 10))
+    }
+
+    @Test("fold combines one value at a time, in order, when the values arrive on many threads")
+    func foldConcurrent() {
+        let count = 400
+        let promises = (0..<count).map { _ in Promise<Int>() }
+        let folded = promises.map(\.future).fold(context: .immediate, initial: [Int]()) { $0 + [$1] }
+        onThreads(4) { thread in
+            for index in stride(from: thread, to: count, by: 4) { promises[index].success(index) }
+        }
+        #expect(folded.result?.successValue == Array(0..<count))
+    }
+
     @Test("sequence gathers every value in order, or fails")
     func sequence() {
         let promises = (0..<3).map { _ in Promise<Int>() }
