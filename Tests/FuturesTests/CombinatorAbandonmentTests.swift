@@ -77,4 +77,44 @@ struct CombinatorAbandonmentTests {
         #expect(promises[0].isAbandoned && !promises[1].isAbandoned && promises[2].isAbandoned)
         #expect(calls.current == 2)
     }
+
+    @Test("abandoning retry's future abandons the pending attempt, and no other attempt starts")
+    func retry() {
+        let context = ManualContext()
+        let attempts = Recorder<Promise<Int>>()
+        let retried = Future<Int>.retry(times: 3, context: context) {
+            let attempt = Promise<Int>()
+            attempts.append(attempt)
+            return attempt.future
+        }
+        let token = CancelToken()
+        consume(retried, until: token)
+        context.run()
+        #expect(attempts.count == 1)
+        token.cancel()
+        #expect(attempts.values[0].isAbandoned)
+        attempts.values[0].failure(TestError(code: 1))
+        context.run()
+        #expect(attempts.count == 1)
+    }
+
+    @Test("abandoning retry's future during the delay cancels the pending retry")
+    func retryDuringDelay() {
+        let context = ManualContext()
+        let attempts = Recorder<Promise<Int>>()
+        let retried = Future<Int>.retry(times: 3, delay: .seconds(1), context: context) {
+            let attempt = Promise<Int>()
+            attempts.append(attempt)
+            return attempt.future
+        }
+        let token = CancelToken()
+        consume(retried, until: token)
+        context.run()
+        attempts.values[0].failure(TestError(code: 1))
+        #expect(context.pendingCount == 1)
+        token.cancel()
+        #expect(context.pendingCount == 0)
+        context.advance(by: .seconds(2))
+        #expect(attempts.count == 1)
+    }
 }
