@@ -117,4 +117,39 @@ struct CombinatorAbandonmentTests {
         context.advance(by: .seconds(2))
         #expect(attempts.count == 1)
     }
+
+    // MARK: Streams
+
+    @Test("abandoning a stream's flatMap to futures abandons the inner futures still pending")
+    func streamFlatMapToFutures() {
+        let source = StreamPromise<Int>()
+        let calls = AtomicCount()
+        let inner = pendingPromises(2, counting: calls)
+        let derived = source.stream.flatMap(context: .immediate) { inner[$0].future }
+        let token = CancelToken()
+        let seen = Recorder<Int>()
+        derived.onSuccess(context: .immediate, cancelToken: token) { seen.append($0) }
+        source.success(0)
+        source.success(1)
+        inner[0].success(10)
+        #expect(seen.values == [10])
+        token.cancel()
+        #expect(source.isAbandoned)
+        #expect(!inner[0].isAbandoned && inner[1].isAbandoned)
+        #expect(calls.current == 1)
+    }
+
+    @Test("abandoning a stream's recoverWith abandons the recovery futures still pending")
+    func streamRecoverWith() {
+        let source = StreamPromise<Int>()
+        let calls = AtomicCount()
+        let backup = pendingPromises(1, counting: calls)[0]
+        let derived = source.stream.recoverWith(context: .immediate) { _ in backup.future }
+        let token = CancelToken()
+        derived.onComplete(context: .immediate, cancelToken: token) { _ in }
+        source.failure(TestError(code: 1))
+        token.cancel()
+        #expect(source.isAbandoned && backup.isAbandoned)
+        #expect(calls.current == 1)
+    }
 }
