@@ -76,12 +76,13 @@ extension Future {
     ) -> Future<T> {
         precondition(times >= 0, "retry(times:) needs a non-negative count")
         let promise = Promise<T>()
-        // The retry waiting for its delay, if any; `isAbandoned` once the promise's future is.
+        // The retry waiting for its delay, if any; `isAbandoned` once the abandonment handler
+        // below has taken it (a timer stored after that is cancelled by whoever stores it).
         let pending = Locked<(timer: ScheduledTask?, isAbandoned: Bool)>((nil, false))
         @Sendable func run(retriesLeft: Int) {
             // Abandonment is final: once it happened, no attempt starts. (An attempt started
             // just before it is abandoned through `addCallback(for:)`.)
-            guard !pending.withLock({ $0.isAbandoned }) else { return }
+            guard !promise.isAbandoned else { return }
             attempt().addCallback(for: promise.future, context: .immediate, token: nil) { result in
                 guard case .failure(let error) = result, retriesLeft > 0, shouldRetry(error) else {
                     promise.complete(result)
