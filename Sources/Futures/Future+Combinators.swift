@@ -1,3 +1,5 @@
+import Locking
+
 // MARK: - Transforming a Future
 
 extension Future {
@@ -10,13 +12,12 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> M
     ) -> Future<M> {
         let promise = Promise<M>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success(let value): promise.complete(Result { try mapping(value) })
             case .failure(let error): promise.failure(error)
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -29,7 +30,7 @@ extension Future {
         _ mapping: @escaping @Sendable (T) throws -> Future<M>
     ) -> Future<M> {
         let promise = Promise<M>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success(let value):
                 do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
@@ -37,7 +38,6 @@ extension Future {
                 promise.failure(error)
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -76,13 +76,12 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> T
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success: promise.complete(result)
             case .failure(let error): promise.complete(Result { try recovery(error) })
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -94,7 +93,7 @@ extension Future {
         _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             switch result {
             case .success:
                 promise.complete(result)
@@ -102,7 +101,6 @@ extension Future {
                 do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
             }
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
@@ -139,20 +137,42 @@ extension Future {
         _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Future<T> {
         let promise = Promise<T>()
-        let route = addRemovableCallback(context: context, token: cancelToken) { result in
+        addCallback(for: promise.future, context: context, token: cancelToken) { result in
             effect(result)
             promise.complete(result)
         }
-        link(promise.future, to: route)
         return promise.future
     }
 
     /// A future of both values once both futures succeed; the first failure (in order: this
     /// future, then `other`) fails it.
+    ///
+    /// It waits for both futures from the start: abandoning it abandons each of them that is
+    /// still pending (if nothing else waits for it).
     @inlinable
     public func zip<U: Sendable>(_ other: Future<U>) -> Future<(T, U)> {
-        flatMap(context: .immediate) { first in
-            other.map(context: .immediate) { second in (first, second) }
+        let promise = Promise<(T, U)>()
+        // This future's value, and `other`'s result, whichever arrives first.
+        let slots = Locked<(first: T?, second: Result<U, any Error>?)>((nil, nil))
+        addCallback(for: promise.future, context: .immediate, token: nil) { result in
+            switch result {
+            case .success(let first):
+                let second = slots.withLock { slots -> Result<U, any Error>? in
+                    slots.first = first
+                    return slots.second
+                }
+                if let second { promise.complete(second.map { (first, $0) }) }
+            case .failure(let error):
+                promise.failure(error)
+            }
         }
+        other.addCallback(for: promise.future, context: .immediate, token: nil) { result in
+            let first = slots.withLock { slots -> T? in
+                slots.second = result
+                return slots.first
+            }
+            if let first { promise.complete(result.map { (first, $0) }) }
+        }
+        return promise.future
     }
 }

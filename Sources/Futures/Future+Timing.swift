@@ -56,6 +56,10 @@ extension Future {
     /// Runs `attempt` and, while the future it returns fails with an error `when` accepts and
     /// retries remain, runs it again after `delay`.
     ///
+    /// Abandoning the returned future (see ``Promise/onAbandoned(_:)``) abandons the attempt
+    /// still pending (if nothing else waits for it), cancels a retry waiting for its delay, and
+    /// starts no further attempt.
+    ///
     /// - Parameters:
     ///   - times: how many retries after the first attempt (`times: 2` means at most 3 attempts).
     ///   - delay: pause between a failure and the next attempt; `.zero` retries right away.
@@ -72,18 +76,36 @@ extension Future {
     ) -> Future<T> {
         precondition(times >= 0, "retry(times:) needs a non-negative count")
         let promise = Promise<T>()
+        // The retry waiting for its delay, if any; `isAbandoned` once the abandonment handler
+        // below has taken it (a timer stored after that is cancelled by whoever stores it).
+        let pending = Locked<(timer: ScheduledTask?, isAbandoned: Bool)>((nil, false))
         @Sendable func run(retriesLeft: Int) {
-            attempt().onComplete(context: .immediate) { result in
+            // Abandonment is final: once it happened, no attempt starts. (An attempt started
+            // just before it is abandoned through `addCallback(for:)`.)
+            guard !promise.isAbandoned else { return }
+            attempt().addCallback(for: promise.future, context: .immediate, token: nil) { result in
                 guard case .failure(let error) = result, retriesLeft > 0, shouldRetry(error) else {
                     promise.complete(result)
                     return
                 }
                 if delay <= .zero {
                     context.execute { run(retriesLeft: retriesLeft - 1) }
-                } else {
-                    context.execute(after: delay) { run(retriesLeft: retriesLeft - 1) }
+                    return
                 }
+                let timer = context.schedule(after: delay) { run(retriesLeft: retriesLeft - 1) }
+                let stale = pending.withLock { pending -> Bool in
+                    if !pending.isAbandoned { pending.timer = timer }
+                    return pending.isAbandoned
+                }
+                if stale { timer.cancel() }
             }
+        }
+        promise.onAbandoned {
+            pending.withLock { pending -> ScheduledTask? in
+                pending.isAbandoned = true
+                defer { pending.timer = nil }
+                return pending.timer
+            }?.cancel()
         }
         context.execute { run(retriesLeft: times) }
         return promise.future

@@ -343,4 +343,20 @@ public final class Future<T: Sendable>: Sendable {
         guard let route else { return }
         derived.onAbandoned { [weak self] in self?.dropInterest(route) }
     }
+
+    /// Registers `body` on behalf of `derived`, the future of a combinator that waits for this
+    /// one: if `derived` is abandoned while `body` waits, `body` is removed, which abandons this
+    /// future in turn if nothing else waits for it. Every combinator registers on the futures it
+    /// waits for through here (or ``Promise/completeWith(context:future:)``, which does the
+    /// same), so abandonment travels up to each of them. Costs one handler on `derived` while
+    /// both are pending; nothing when this future has already completed.
+    @inlinable
+    func addCallback<M>(
+        for derived: Future<M>,
+        context: any ExecutionContext,
+        token: CancelToken?,
+        _ body: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        link(derived, to: addRemovableCallback(context: context, token: token, body))
+    }
 }

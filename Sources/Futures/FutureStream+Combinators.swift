@@ -6,7 +6,9 @@ import Locking
 // Every combinator returns a new stream that subscribes to this one (so it first receives the
 // kept results) and finishes when this one finishes. `capacity: nil` means "same capacity as
 // this stream". When the new stream is abandoned (all its subscriptions cancelled), its
-// subscription to this one ends, so this one may be abandoned in turn.
+// subscription to this one ends, so this one may be abandoned in turn, and so do its
+// subscriptions to the inner streams of `flatMap` and its callbacks on the inner futures of
+// `flatMap` and `recoverWith` still pending (abandoning each one nothing else waits for).
 
 extension FutureStream {
     /// A stream of `mapping` applied to each successful value; failures pass through, and an
@@ -27,6 +29,8 @@ extension FutureStream {
 
     /// A stream of the results of the futures `mapping` returns, in the order they complete.
     /// It finishes once this stream has finished and every such future has completed.
+    /// Abandoning it ends its subscription to this stream and abandons each such future still
+    /// pending (if nothing else waits for it).
     public func flatMap<M: Sendable>(
         capacity: Int? = nil,
         context: any ExecutionContext = .futuresDefault,
@@ -39,12 +43,7 @@ extension FutureStream {
             switch event {
             case .item(.success(let value)):
                 do {
-                    let future = try mapping(value)
-                    inner.begin()
-                    future.onComplete(context: .immediate) { result in
-                        promise.complete(result)
-                        if inner.end() { promise.finish() }
-                    }
+                    inner.forward(try mapping(value), into: promise)
                 } catch {
                     promise.failure(error)
                 }
@@ -55,6 +54,7 @@ extension FutureStream {
             }
         }
         link(promise.stream, to: id)
+        promise.onAbandoned { inner.token.cancel() }
         return promise.stream
     }
 
@@ -111,7 +111,8 @@ extension FutureStream {
     }
 
     /// A stream that replaces each failed result with the result of the future `recovery`
-    /// returns (in completion order).
+    /// returns (in completion order). Abandoning it ends its subscription to this stream and
+    /// abandons each such future still pending (if nothing else waits for it).
     public func recoverWith(
         capacity: Int? = nil,
         context: any ExecutionContext = .futuresDefault,
@@ -126,12 +127,7 @@ extension FutureStream {
                 if case .item(let result) = event { promise.complete(result) }
             case .item(.failure(let error)):
                 do {
-                    let future = try recovery(error)
-                    inner.begin()
-                    future.onComplete(context: .immediate) { result in
-                        promise.complete(result)
-                        if inner.end() { promise.finish() }
-                    }
+                    inner.forward(try recovery(error), into: promise)
                 } catch {
                     promise.failure(error)
                 }
@@ -140,6 +136,7 @@ extension FutureStream {
             }
         }
         link(promise.stream, to: id)
+        promise.onAbandoned { inner.token.cancel() }
         return promise.stream
     }
 
@@ -246,10 +243,25 @@ extension FutureStream {
 final class InnerWork: Sendable {
     // Sendable through this lock.
     private let state = Locked((running: 0, sourceDone: false))
-    /// Ends the inner subscriptions when the derived stream is abandoned.
+    /// Ends the inner subscriptions, and removes the callbacks on the inner futures, when the
+    /// derived stream is abandoned (the derived stream's `onAbandoned` cancels it).
     let token = CancelToken()
 
     func begin() { state.withLock { $0.running += 1 } }
+
+    /// Pushes the result of the inner `future` to `promise` once it completes, then finishes
+    /// `promise` if that was the last inner work of a finished source. The callback is
+    /// registered with ``token``: cancelling it removes the callback, which abandons `future` if
+    /// nothing else waits for it.
+    func forward<M: Sendable>(_ future: Future<M>, into promise: StreamPromise<M>) {
+        begin()
+        let registered = future.addCallback(context: .immediate, token: token, onCancel: nil) { [self] result in
+            promise.complete(result)
+            if end() { promise.finish() }
+        }
+        // The derived stream was abandoned already: this future will deliver nothing.
+        if !registered, end() { promise.finish() }
+    }
 
     /// One inner item finished; returns whether the derived stream should now finish.
     func end() -> Bool {

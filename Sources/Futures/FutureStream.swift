@@ -30,9 +30,12 @@ import Locking
 /// library's consumers cancel their subscription when they stop consuming: `first()` after its
 /// result, `take(n)` after the n-th, an async iteration over ``values`` or ``results`` that
 /// ends, and every derived stream or future (`map`, `withFilter`, `flatMap`, the operators)
-/// once it is abandoned itself, so abandonment travels up a chain to its source. A subscription
-/// made without a token (`onSuccess { … }`) keeps the stream wanted for good. Abandonment is
-/// final: a later subscriber gets the kept results and whatever the producer still pushes.
+/// once it is abandoned itself; a `flatMap` or `recoverWith` then also ends its subscriptions
+/// to the inner streams and removes its callbacks on the inner futures still pending. So
+/// abandonment travels up a chain to its sources, and on through futures (``Promise`` lists
+/// the future combinators, which all pass it on). A subscription made without a token
+/// (`onSuccess { … }`) keeps the stream wanted for good. Abandonment is final: a later
+/// subscriber gets the kept results and whatever the producer still pushes.
 ///
 /// Each subscription's callbacks run one at a time, in stream order, on its context.
 public final class FutureStream<T: Sendable>: Sendable {

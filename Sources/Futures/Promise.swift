@@ -15,6 +15,15 @@
 /// (`onSuccess { … }`) keep their interest for good; abandonment is final (a callback added
 /// later does not undo it).
 ///
+/// Abandonment travels up through every combinator to the futures it waits for, each of which
+/// is then abandoned in turn if nothing else waits for it: `map`, `flatMap` (and the future
+/// its closure returned), `recover`, `recoverWith`, `withFilter`, `andThen`, `timeout`,
+/// ``completeWith(context:future:)``, `zip` (both futures), `fold`, `sequence` and `traverse`
+/// (every element still pending), and `retry` (the attempt still pending; a retry waiting for
+/// its delay is cancelled and no further attempt starts). Only abandonment removes those
+/// callbacks: when `zip`, `fold` or `sequence` fails early, its callbacks on the futures still
+/// pending stay until those complete (so failing does not abandon them).
+///
 /// A promise deinitialised without being completed leaves its future pending forever; in DEBUG
 /// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error,
 /// unless the future was abandoned.
@@ -81,9 +90,8 @@ public final class Promise<T: Sendable>: Sendable {
     /// abandon `other` in turn).
     @inlinable
     public func completeWith(context: any ExecutionContext = .immediate, future other: Future<T>) {
-        let route = other.addRemovableCallback(context: context, token: nil) { [self] result in
+        other.addCallback(for: future, context: context, token: nil) { [self] result in
             self.future.complete(result)
         }
-        other.link(future, to: route)
     }
 }

@@ -99,6 +99,22 @@ struct CombinatorTests {
         #expect(failed.result?.failureValue as? TestError == TestError(code: 7))
     }
 
+    @Test("zip fails with this future's failure before the other's, whatever order they fail in")
+    func zipFailureOrder() {
+        let left = Promise<Int>(), right = Promise<Int>()
+        let pair = left.future.zip(right.future)
+        right.failure(TestError(code: 2))
+        #expect(pair.result == nil)
+        left.failure(TestError(code: 1))
+        #expect(pair.result?.failureValue as? TestError == TestError(code: 1))
+
+        let other = Promise<Int>(), late = Promise<Int>()
+        let second = other.future.zip(late.future)
+        late.failure(TestError(code: 4))
+        other.success(3)
+        #expect(second.result?.failureValue as? TestError == TestError(code: 4))
+    }
+
     @Test("fold combines values in sequence order regardless of completion order")
     func fold() {
         let promises = (0..<4).map { _ in Promise<String>() }
@@ -107,6 +123,31 @@ struct CombinatorTests {
         #expect(folded.result?.successValue == "0123")
         let failing = [Future(value: 1), Future(error: TestError(code: 5))].fold(context: .immediate, initial: 0) { $0 + $1 }
         #expect(failing.result?.failureValue as? TestError == TestError(code: 5))
+    }
+
+    @Test("fold fails with the first failure in sequence order, combine's errors included")
+    func foldFailureOrder() {
+        let promises = (0..<3).map { _ in Promise<Int>() }
+        let folded = promises.map(\.future).fold(context: .immediate, initial: 0) { _, value -> Int in
+            if value == 0 { throw TestError(code: 10) }
+            return value
+        }
+        promises[2].failure(TestError(code: 12))
+        promises[1].failure(TestError(code: 11))
+        #expect(folded.result == nil)
+        promises[0].success(0)
+        #expect(folded.result?.failureValue as? TestError == TestError(code: 10))
+    }
+
+    @Test("fold combines one value at a time, in order, when the values arrive on many threads")
+    func foldConcurrent() {
+        let count = 400
+        let promises = (0..<count).map { _ in Promise<Int>() }
+        let folded = promises.map(\.future).fold(context: .immediate, initial: [Int]()) { $0 + [$1] }
+        onThreads(4) { thread in
+            for index in stride(from: thread, to: count, by: 4) { promises[index].success(index) }
+        }
+        #expect(folded.result?.successValue == Array(0..<count))
     }
 
     @Test("sequence gathers every value in order, or fails")
