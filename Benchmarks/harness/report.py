@@ -89,9 +89,19 @@ def write_markdown(results, path, json_rel, chart_rel, scale_chart_rel=None):
         lines += ["| workload | devices | client | CPU µs / event, median (min–max) | ratio to baseline | vs its 1-device cost |",
                   "|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(r) + " |" for r in scale_rows(scale)]
+    gw = results["workloads"].get("gateway")
+    if gw:
+        from gateway import gateway_rows
+        lines += ["", "Gateway: one process with a CentralManager, a PeripheralManager, an Adapters list and a PairingAgent "
+                  "(footprint), and a CentralManager scan with an Adapters scan of the same storm (scan pair); one "
+                  "BluetoothSession against a session each, ratios to the same run's reference.", "",
+                  "| workload | variant | figure | median (min–max) | ratio |", "|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(r) + " |" for r in gateway_rows(gw)]
     errors = []
     for key, block in results["workloads"].items():
         blocks = block.values() if key in ("p1d", "p1", "p2") else [block]
+        if key == "gateway":
+            blocks = [{"errors": block.get("errors")}]
         for b in blocks:
             if isinstance(b, dict):
                 for peer, e in (b.get("errors") or {}).items():

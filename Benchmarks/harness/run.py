@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+from gateway import gateway, gateway_rows  # noqa: E402
 from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, record_run, run_at_once, run_client, stopped  # noqa: E402
 from machine import describe_machine, load_average  # noqa: E402
 from report import rows, write_chart, write_markdown  # noqa: E402
@@ -314,8 +315,9 @@ def main():
     p.add_argument("--futures-elements", type=int, default=200_000,
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
     p.add_argument("--scale-seconds", type=float, default=10.0, help="scale curve: seconds of storm per size and run")
-    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale",
-                   help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify")
+    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale,gateway",
+                   help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify; "
+                        "gateway: several managers in one process, one session against a session each")
     p.add_argument("--peers")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
     p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
@@ -390,6 +392,9 @@ def main():
     if "p3" in workloads:
         results["workloads"]["p3"] = p3(sim_binary, peers, args.runs, args.scan_seconds, args.scan_devices,
                                         args.scan_hz, peer_list("scan"))
+    if "gateway" in workloads and bluecap_ok:
+        results["workloads"]["gateway"] = gateway(sim_binary, peers.bench, args.runs, args.scan_seconds, args.scan_devices,
+                                                  args.scan_hz, attempt, summarize, log)
     if "p4" in workloads:
         results["workloads"]["p4"] = p4(peers.bench, max(args.runs, 5), args.futures_elements)
     if "scale" in workloads:
@@ -440,6 +445,10 @@ def print_ratios(results):
         f"{results['elapsed_s']:.0f} s, load {results['load_before']} -> {results['load_after']}:")
     for r in rows(results):
         log(f"  {r[0][:38]:38s} {r[1]:22s} {r[2][:34]:34s} {r[3]:>28s}  {r[4].replace('**', '')}")
+    if results["workloads"].get("gateway"):
+        log("gateway (one process, several managers), median (min–max) and ratio to the same run's reference:")
+        for r in gateway_rows(results["workloads"]["gateway"]):
+            log(f"  {r[0]:22s} {r[1]:14s} {r[2]:12s} {r[3]:>26s}  {r[4]}")
     if results["workloads"].get("scale"):
         log("scale curve, CPU µs per event (median, min–max):")
         print_scale(results["workloads"]["scale"], log)

@@ -54,17 +54,22 @@ struct SystemClockTests {
         let queue = DispatchQueue(label: "system-clock-shared")
         let clock = SystemClock(queue: queue)
         let log = Locked<[String]>([])
-        // Scheduled latest first: each new one is earlier than the armed deadline.
-        clock.schedule(after: .milliseconds(60)) { log.withLock { $0.append("c") } }
-        clock.schedule(after: .milliseconds(40)) { log.withLock { $0.append("b") } }
-        clock.schedule(after: .milliseconds(20)) { log.withLock { $0.append("a") } }
+        // Scheduled latest first: each new one is earlier than the armed deadline. On the
+        // clock's queue, so that none can run before all three are scheduled (a thread preempted
+        // between two calls on a loaded machine would otherwise see "c" run first; 100 ms apart,
+        // so that a preemption inside the block cannot reorder the deadlines).
+        queue.sync {
+            clock.schedule(after: .milliseconds(300)) { log.withLock { $0.append("c") } }
+            clock.schedule(after: .milliseconds(200)) { log.withLock { $0.append("b") } }
+            clock.schedule(after: .milliseconds(100)) { log.withLock { $0.append("a") } }
+        }
         // Many deadlines cancelled at once (the heap is compacted), due after the live ones (so
         // that a slow machine cannot reach them before their cancellation).
         for i in 0..<500 {
-            clock.schedule(after: .milliseconds(150 + i % 50)) { log.withLock { $0.append("cancelled") } }.cancel()
+            clock.schedule(after: .milliseconds(400 + i % 50)) { log.withLock { $0.append("cancelled") } }.cancel()
         }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            clock.schedule(after: .milliseconds(250)) { c.resume() }
+            clock.schedule(after: .milliseconds(500)) { c.resume() }
         }
         #expect(log.withLock { $0 } == ["a", "b", "c"])
     }

@@ -1,6 +1,8 @@
 // bluecap-bench client: the BlueCapKit peer of the benchmark harness (Benchmarks/harness).
 //
 //   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|async-stream|acquire|default|default-async
+//   bluecap-bench client scan-pair --variant single|shared|separate   (GatewayBench.swift)
+//   bluecap-bench client footprint --variant one-session|four-sessions
 //       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S] [--warm N]
 //
 // Does the same work as Benchmarks/baseline/baseline.c through the public BlueCapKit API on the
@@ -292,6 +294,11 @@ final class Shared: Sendable {
 /// `bluecap-bench client ...`.
 func runClient(_ args: ArraySlice<String>) async throws {
     let o = try ClientOptions(args)
+    switch o.workload {
+    case "scan-pair": return try await clientScanPair(o)
+    case "footprint": return try await clientFootprint(o)
+    default: break
+    }
     let manager = CentralManager(adapter: "hci0")
     switch o.workload {
     case "notify", "acquire": try await clientNotify(manager, o)

@@ -3,24 +3,26 @@ import BlueZ
 import Futures
 
 extension CentralManager: SessionMember {
-    /// Stops scanning and monitoring, terminates every peripheral (`Device1.Disconnect` for the
-    /// connected ones) and reports `.unsupported`; completes once the bus daemon has answered a
-    /// round trip sent after those calls, so they left before the connection closes.
+    /// Stops scanning and monitoring, takes down the links of the connected peripherals
+    /// (`org.bluez.Device1.Disconnect`, waiting for bluetoothd's answers, each within `timeout`),
+    /// terminates every peripheral and reports `.unsupported`.
     func sessionClosing(timeout: Duration) -> Future<Void> {
         stopMonitoring()
-        reset()
-        tracker?.stop()
-        let changed = inner.withLock { s -> Bool in
-            defer { s.lastState = .unsupported }
-            return s.lastState != .unsupported
-        }
-        if changed { stateStream.success(.unsupported) }
-        let promise = Promise<Void>()
-        guard let tree else {
-            promise.success(())
+        let linked = peripherals.filter(\.isConnected)
+        let disconnects = linked.map { p -> Future<Void> in
+            let promise = Promise<Void>()
+            Device1(connection: p.connection, path: p.path).disconnect(timeout: timeout) { _ in promise.success(()) }
             return promise.future
         }
-        tree.synchronize { promise.success(()) }
-        return promise.future
+        return disconnects.sequence(context: .immediate).map(context: .immediate) { [weak self] _ in
+            guard let self else { return }
+            self.reset()
+            self.tracker?.stop()
+            let changed = self.inner.withLock { s -> Bool in
+                defer { s.lastState = .unsupported }
+                return s.lastState != .unsupported
+            }
+            if changed { self.stateStream.success(.unsupported) }
+        }
     }
 }

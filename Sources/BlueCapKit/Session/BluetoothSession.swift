@@ -68,6 +68,8 @@ public final class BluetoothSession: Sendable {
     private struct State {
         var closed = false
         var members: [ObjectIdentifier: WeakMember] = [:]
+        /// Completed once ``close(timeout:)`` has closed the connection (made by the first close).
+        var closing: Promise<Void>?
     }
     // Sendable through this lock; members are told of the close outside it.
     private let state = Locked(State())
@@ -178,28 +180,28 @@ public final class BluetoothSession: Sendable {
     /// completes when the first has.
     @discardableResult
     public func close(timeout: Duration = .seconds(5)) -> Future<Void> {
-        let (first, members) = state.withLock { s -> (Bool, [any SessionMember]) in
-            defer { s.closed = true; s.members = [:] }
-            return (!s.closed, s.members.values.compactMap(\.member))
+        let (closing, members) = state.withLock { s -> (Promise<Void>, [any SessionMember]?) in
+            if let closing = s.closing { return (closing, nil) }
+            let closing = Promise<Void>()
+            defer { s.closed = true; s.members = [:]; s.closing = closing }
+            return (closing, s.members.values.compactMap(\.member))
         }
-        guard first else { return closed.future }
+        guard let members else { return closing.future }
         let endings = members.map { $0.sessionClosing(timeout: timeout) }
-        let deadline = clock.schedule(after: timeout + .milliseconds(500)) { [self] in self.finishClose() }
+        let deadline = clock.schedule(after: timeout + .milliseconds(500)) { [self] in self.finishClose(closing) }
         endings.sequence(context: .immediate).onComplete(context: .immediate) { [self] _ in
             deadline.cancel()
-            self.finishClose()
+            self.finishClose(closing)
         }
-        return closed.future
+        return closing.future
     }
 
-    /// Completed once ``close(timeout:)`` has closed the connection.
-    private let closed = Promise<Void>()
-
-    private func finishClose() {
-        guard !closed.isCompleted else { return }
+    /// Closes the connection once the members have ended (or the time is up), then completes `closing`.
+    private func finishClose(_ closing: Promise<Void>) {
+        guard !closing.isCompleted else { return }
         tree?.stop()
         connection?.close()
-        closed.success(())
+        closing.success(())
     }
 }
 
