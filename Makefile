@@ -5,7 +5,8 @@
 #   make demo      install what is missing, then stream 20 samples from a simulated SensorTag
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
 #   make docs      the DocC reference as a static site in .build/docs; fails on an undocumented
-#                  public symbol or any docc warning (about a minute once built)
+#                  public symbol, any docc warning or a public type left out of its module's topic
+#                  groups (about a minute once built)
 #   make tsan      every unit and bus-tier suite under ThreadSanitizer (SANITIZE_SUITES='A|B' for some)
 #   make asan      the same under AddressSanitizer
 #   make fuzz      each libFuzzer target for FUZZ_SECONDS (60), or FUZZ_RUNS executions, growing
@@ -50,7 +51,8 @@ test: test-bus docs
 
 ## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures, Timing and BlueCapTesting in .build/docs
 ## (static hosting). Fails when a public symbol declared in Sources/ lacks a doc comment
-## (Scripts/docs-coverage over the symbol graphs) or when docc warns (--warnings-as-errors).
+## (Scripts/docs-coverage over the symbol graphs), when docc warns (--warnings-as-errors), or when
+## a module's landing page leaves a symbol to docc's automatic topic groups (Scripts/docs-topics).
 docs: deps
 	SWIFT=$(SWIFT) Scripts/docs
 

@@ -11,7 +11,7 @@ import Timing
 /// `ManualContext` fire exactly when the test advances the clock past their deadline, so tests
 /// need no real sleeps. Tasks run on the thread that calls `run()` / `advance(by:)`.
 ///
-/// Give it the `ManualClock` of a `CentralManager` or `PeripheralManager` (`ManualContext(clock:)`)
+/// Give it the `ManualClock` of the `BluetoothSession` a manager runs on (`ManualContext(clock:)`)
 /// and one ``advance(by:)`` (or the clock's own `advance(by:)`) moves the manager's deadlines and
 /// the futures chain's timers together, in deadline order.
 public final class ManualContext: ExecutionContext {

@@ -23,7 +23,7 @@ public final class SystemClock: TimerClock {
 
     /// Runs `work` on the clock's queue after `delay`. Scheduling and cancelling cost a heap
     /// update under a lock: every deadline shares one dispatch timer source, armed for the
-    /// earliest (an operation's timeout no longer creates, arms and cancels a source of its own).
+    /// earliest (an operation's timeout does not create, arm and cancel a timer source of its own).
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask {
         deadlines.schedule(after: delay, work)

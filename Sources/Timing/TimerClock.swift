@@ -6,9 +6,10 @@
 /// read/write, scan and power-on timeouts, retry backoff, reconnection delays) and of
 /// `BlueZSimulator` (connection and discovery delays, delayed replies, storms) goes through one.
 ///
-/// Inject a ``ManualClock`` (into `CentralManager`, `PeripheralManager`, `BlueZSimulator`) and
-/// every deadline falls due only when the test calls ``ManualClock/advance(by:)``: timeouts are
-/// tested in microseconds, with no real sleeps and no margins. ``SystemClock`` is the default.
+/// Inject a ``ManualClock`` (into a `BluetoothSession`, which times its managers' deadlines, and
+/// into `BlueZSimulator`) and every deadline falls due only when the test calls
+/// ``ManualClock/advance(by:)``: timeouts are tested in microseconds, with no real sleeps and no
+/// margins. ``SystemClock`` is the default.
 public protocol TimerClock: AnyObject, Sendable {
     /// The time elapsed since the clock was created.
     var now: Duration { get }

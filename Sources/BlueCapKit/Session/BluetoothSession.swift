@@ -28,7 +28,7 @@ import Locking
 /// unregistered — and then closes the connection.
 ///
 /// When the bus cannot be reached the session still exists: its managers report
-/// `.unsupported` and their operations fail with ``BlueCapError/Kind/busUnavailable`` naming
+/// `.unsupported` and their operations fail with `BlueCapError.Kind.busUnavailable` naming
 /// ``unavailableReason``.
 public final class BluetoothSession: Sendable {
     /// Which bus a session connects to.

@@ -2,10 +2,10 @@
 import BlueCapKit
 
 extension BlueZSimulator {
-    /// A new ``BlueCapKit/BluetoothSession`` on the simulator's bus: give it to the managers under
+    /// A new `BluetoothSession` on the simulator's bus: give it to the managers under
     /// test (`CentralManager(session: simulator.session())`). Each call opens one connection;
     /// share the session between the managers of one simulated program, as a real program
-    /// shares ``BlueCapKit/BluetoothSession/default``. `clock` times the managers' deadlines (pass
+    /// shares `BluetoothSession.default`. `clock` times the managers' deadlines (pass
     /// the `ManualClock` the simulator was started with to drive both sides); `context` is where
     /// callbacks run by default.
     public func session(context: any ExecutionContext = .futuresDefault,
