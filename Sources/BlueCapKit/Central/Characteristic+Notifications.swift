@@ -14,7 +14,7 @@ extension Characteristic {
     /// `Value` PropertiesChanged. With `resubscribeOnReconnect`, notifications are turned on again
     /// after the peripheral reconnects and the update streams stay open across the drop.
     ///
-    /// Called again after a reconnection (as the seed's chain does), it starts afresh: the update
+    /// Called again after a reconnection (as BlueCap's example chain does), it starts afresh: the update
     /// streams opened before the link dropped finish, and the streams opened next take over
     /// (see ``receiveNotificationUpdates(capacity:)`` for who gets which notification).
     public func startNotifying(timeout: Duration = .seconds(10), resubscribeOnReconnect: Bool = true) -> Future<Characteristic> {
@@ -143,13 +143,13 @@ extension Characteristic {
     /// Across reconnections: with re-subscription on (the default of
     /// ``startNotifying(timeout:resubscribeOnReconnect:)``) the stream stays open through link
     /// drops and goes on after the library turns notifications on again. When the app calls
-    /// `startNotifying` again after a drop (the seed's chain re-running after `.reconnect`),
+    /// `startNotifying` again after a drop (an app's chain re-running after `.reconnect`),
     /// the streams opened before the drop finish, and the stream opened next takes over: a chain
     /// that subscribes again after each reconnection gets each notification exactly once.
     ///
     /// Notifications that arrive after `startNotifying` while no stream is open (between its
     /// completion and the app's subscription, or between that call and the stream replacing a
-    /// finished one) are held, at most 100, and handed to the stream opened next, so the seed's
+    /// finished one) are held, at most 100, and handed to the stream opened next, so the app's
     /// chain loses none.
     ///
     /// A stream finishes on ``stopNotifying(timeout:)`` and ``Peripheral/terminate()``, and with

@@ -12,12 +12,12 @@ import Futures
 ///   once follows the characteristic through reconnections;
 /// - the app's ``Characteristic/startNotifying(timeout:resubscribeOnReconnect:)`` in a later
 ///   connection session (after a link drop) finishes the streams opened in earlier sessions: the app
-///   is setting up again (the seed's chain re-runs after `.reconnect`), and the streams it opens
+///   is setting up again (BlueCap's example chain re-runs after `.reconnect`), and the streams it opens
 ///   next take over;
 /// - so that nothing falls in the gap between that call and the new streams, the notifications in
 ///   between are held (at most ``heldLimit``, the oldest dropped beyond) and handed to the next
 ///   streams opened, one for each stream that was finished. The same hand-over covers the first
-///   stream after a `startNotifying` that found no stream open (the seed's first run).
+///   stream after a `startNotifying` that found no stream open (an app's first run of its chain).
 ///
 /// Methods return what must be pushed or finished; callers do that outside the lock (a push runs
 /// subscribers' callbacks), except the held values given to a new stream, which no one follows yet.
