@@ -37,9 +37,9 @@ let package = Package(
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
-        // CSpawn: fork + exec with a parent-death signal, which posix_spawn cannot set.
+        // CSpawn: fork + exec with a parent-death signal, which posix_spawn cannot set, and pidfd_open.
         .target(name: "CSpawn"),
-        .target(name: "BlueCapTesting", dependencies: ["CDBus", "CSpawn"], swiftSettings: strict),
+        .target(name: "BlueCapTesting", dependencies: ["CSpawn"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
