@@ -44,9 +44,11 @@ let package = Package(
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples: the code both programs share (the accelerometer central and peripheral, the
-        // console, option parsing, the simulated world), then the two programs.
+        // console, option parsing, the simulated world), then the two programs. They use only the
+        // products BlueCapKit and BlueZSimulator, as a user's package would
+        // (Scripts/examples-as-package builds them as one).
         .target(
-            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator"],
             path: "Examples/ExampleSupport", swiftSettings: strict),
         .executableTarget(
             name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],

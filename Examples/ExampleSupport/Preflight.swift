@@ -1,7 +1,6 @@
 // Preflight: before using the system bus, say clearly what is missing (exit code 2).
 
-import BlueCapKit
-import DBus  // NameHasOwner before the managers exist: the one raw D-Bus call of the examples
+import BlueCapKit  // Connection (re-exported): NameHasOwner before the managers exist, the examples' one raw D-Bus call
 import Foundation
 
 /// The system bus is unusable for BlueZ: printed as one line, exit code 2.
@@ -20,16 +19,17 @@ package enum Preflight {
         } catch {
             throw MissingBlueZ(description: "cannot connect to the system bus (\(error)) — is dbus running? Or try --simulate")
         }
-        let reply: Message
+        let hasOwner: Bool
         do {
-            reply = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                              interface: "org.freedesktop.DBus", member: "NameHasOwner",
-                                              arguments: [.string("org.bluez")], timeout: .seconds(5))
+            let reply = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                  interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                                                  arguments: [.string("org.bluez")], timeout: .seconds(5))
+            hasOwner = reply.body.first == .bool(true)
         } catch {
             connection.close()
             throw MissingBlueZ(description: "the system bus did not answer (\(error)) — is dbus running? Or try --simulate")
         }
-        guard reply.body.first == .bool(true) else {
+        guard hasOwner else {
             connection.close()
             throw MissingBlueZ(description: "no org.bluez on the system bus — is bluetoothd running? (systemctl start bluetooth) Or try --simulate")
         }
