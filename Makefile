@@ -1,7 +1,11 @@
 # BlueCap for Linux: build, test, demo.
 #
 #   make test      install what is missing (apt), then run every test tier:
-#                  unit + bus (swift test, private dbus-daemons) and real BlueZ (qemu VM)
+#                  unit + bus (swift test, private dbus-daemons), the examples built as a user's
+#                  package (examples-package) and real BlueZ (qemu VM)
+#   make examples-package  copy Examples/ into a fresh package that depends on this one by path
+#                  and only on its products BlueCapKit and BlueZSimulator, and build it
+#                  (Scripts/examples-as-package; scratch .build/examples-as-package, incremental)
 #   make demo      install what is missing, then stream 20 samples from a simulated SensorTag
 #   make test-vm   the real-BlueZ tier alone (Scripts/bluez-vm)
 #   make docs      the DocC reference as a static site in .build/docs; fails on an undocumented
@@ -32,7 +36,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # Debian packages the build and the bus-tier tests need.
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
 
-.PHONY: all build deps docs test test-bus test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
+.PHONY: all build deps docs test test-bus examples-package test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
 
 all: build
 
@@ -43,9 +47,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
-## test: every tier, in order: unit + bus, then real BlueZ in a VM (Scripts/bluez-vm/test-vm: the
-## harness smoke test, both examples talking across real bluetoothd, and the VMTests target).
-test: test-bus docs
+## test: every tier, in order: unit + bus, the examples as a package, then real BlueZ in a VM
+## (Scripts/bluez-vm/test-vm: the harness smoke test, both examples talking across real
+## bluetoothd, and the VMTests target).
+test: test-bus examples-package docs
 	$(SWIFT) build --build-tests
 	Scripts/bluez-vm/test-vm
 
@@ -62,6 +67,14 @@ docs: deps
 test-bus: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## examples-package: Examples/ as a user who copies them has it: a package of its own depending on
+## this one by path, through the products BlueCapKit and BlueZSimulator alone. Fails when an
+## example imports a module no product offers, or when the copy does not build. Its own scratch
+## path: the first run compiles BlueCapKit again there, later runs only the examples. `make test`
+## runs it after test-bus (prerequisites in order).
+examples-package: deps
+	SWIFT=$(SWIFT) Scripts/examples-as-package
 
 ## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing): the python
 ## smoke test, the examples against each other, the VMTests target (BLUECAP_VM=1).

@@ -37,16 +37,18 @@ let package = Package(
         // Layer 5: the public API.
         .target(name: "BlueCapKit", dependencies: ["BlueZ", "Futures", "Locking", "Timing"], swiftSettings: strict),
         // Test tooling: a private dbus-daemon (BusDaemon) and signal-clean spawning (CleanSpawn).
-        // CSpawn: fork + exec with a parent-death signal, which posix_spawn cannot set.
+        // CSpawn: fork + exec with a parent-death signal, which posix_spawn cannot set, and pidfd_open.
         .target(name: "CSpawn"),
-        .target(name: "BlueCapTesting", dependencies: ["CDBus", "CSpawn"], swiftSettings: strict),
+        .target(name: "BlueCapTesting", dependencies: ["CSpawn"], swiftSettings: strict),
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapKit", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
         // Examples: the code both programs share (the accelerometer central and peripheral, the
-        // console, option parsing, the simulated world), then the two programs.
+        // console, option parsing, the simulated world), then the two programs. They use only the
+        // products BlueCapKit and BlueZSimulator, as a user's package would
+        // (Scripts/examples-as-package builds them as one).
         .target(
-            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator", "Locking"],
+            name: "ExampleSupport", dependencies: ["BlueCapKit", "BlueZSimulator"],
             path: "Examples/ExampleSupport", swiftSettings: strict),
         .executableTarget(
             name: "CentralScanner", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],

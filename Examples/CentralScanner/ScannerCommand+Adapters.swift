@@ -4,7 +4,6 @@
 import BlueCapKit
 import ExampleSupport
 import Foundation
-import Futures
 
 extension ScannerCommand {
     // MARK: - List mode

@@ -1,13 +1,12 @@
 // Console: the examples' output — JSON lines, plain lines, progress on stderr.
 //
-// Shared by central-scanner and accelerometer-peripheral (Examples/Shared is linked into both
-// targets).
+// Shared by central-scanner and accelerometer-peripheral (both depend on ExampleSupport).
 
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Synchronization
 
 // MARK: - JSON values
 
@@ -74,8 +73,8 @@ package final class Console: Sendable {
     private let toStderrOnly: Bool
     /// Serialises writes so that lines from several threads never interleave; its state counts
     /// the writes. (Not a zero-sized state: ThreadSanitizer's Swift access checks report an
-    /// empty `Locked` state as a race on the lock itself.)
-    private let lock = Locked(0)
+    /// empty lock state as a race on the lock itself.)
+    private let lock = Mutex(0)
 
     package init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
         self.program = program

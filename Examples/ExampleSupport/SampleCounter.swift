@@ -1,10 +1,10 @@
 // SampleCounter: numbers samples up to an optional limit.
 
-import Locking
+import Synchronization
 
 /// Counts samples up to an optional limit (later ones are dropped).
 package final class SampleCounter: Sendable {
-    private let count = Locked(0)
+    private let count = Mutex(0)
     package let limit: Int?
     package init(limit: Int?) { self.limit = limit }
 

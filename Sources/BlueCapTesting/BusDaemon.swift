@@ -1,5 +1,4 @@
 // A private dbus-daemon for tests, examples and the simulator.
-internal import CDBus
 internal import CSpawn
 import Foundation
 import Glibc
@@ -125,7 +124,7 @@ public final class BusDaemon: Sendable {
     }()
 
     private static func terminate(_ pid: Int32, timeout: Duration = .seconds(3)) {
-        let pidfd = pidfd_open(pid, 0)
+        let pidfd = cspawn_pidfd_open(pid, 0)
         kill(pid, SIGTERM)
         if pidfd >= 0 {
             var p = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)

@@ -1,5 +1,5 @@
 // ProcessExitWatch: wait for any process (not only a child) to exit, without polling.
-internal import CDBus
+internal import CSpawn
 import Glibc
 
 /// Watches one process through a pidfd (`pidfd_open`): ``wait(timeout:)`` returns as soon as
@@ -12,7 +12,7 @@ public final class ProcessExitWatch: Sendable {
 
     /// Watches `pid`; nil when no such process exists (it has exited and been reaped).
     public init?(pid: Int32) {
-        let fd = pidfd_open(pid, 0)
+        let fd = cspawn_pidfd_open(pid, 0)
         guard fd >= 0 else { return nil }
         self.pid = pid
         pidfd = fd

@@ -8,7 +8,6 @@
 
 #include <dbus/dbus.h>
 #include <sys/eventfd.h>
-#include <sys/pidfd.h>
 
 static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
 static const int CDBUS_TYPE_BYTE = DBUS_TYPE_BYTE;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,4 +77,13 @@ int cspawn_pdeathsig(const char *path, char *const argv[], char *const envp[],
 
 int cspawn_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
+// pidfd_open's number is the same on every architecture (the unified table since Linux 5.3).
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int cspawn_pidfd_open(int pid, unsigned int flags) {
+    return (int)syscall(SYS_pidfd_open, pid, flags);
 }

@@ -1,4 +1,4 @@
-// fork + exec with a parent-death signal: what posix_spawn cannot do.
+// fork + exec with a parent-death signal: what posix_spawn cannot do; and pidfd_open.
 //
 // The child, between fork and exec, only makes async-signal-safe calls: it empties its signal
 // mask, restores every signal's default action (test runners block signals on their threads,
@@ -23,5 +23,12 @@ int cspawn_pdeathsig(const char *path, char *const argv[], char *const envp[],
 /// `pipe2(fds, O_CLOEXEC)`: a pipe whose ends no child inherits, created atomically (a `pipe`
 /// followed by `fcntl` lets a concurrent fork inherit the ends in between). 0 or -1 (errno).
 int cspawn_pipe_cloexec(int fds[2]);
+
+/// `pidfd_open(pid, flags)` through `syscall`, so a glibc without the wrapper (before 2.36)
+/// builds too: a descriptor that becomes readable when process `pid` exits, or -1 (errno). It
+/// names that process even if its pid is later reused. (Defined in cspawn.c, not inline here:
+/// this header includes no system header, so that importing CSpawn `internal` never shadows
+/// Glibc's types, such as `pid_t`, in a public signature.)
+int cspawn_pidfd_open(int pid, unsigned int flags);
 
 #endif

@@ -61,9 +61,6 @@ enum LibDBus {
     /// A non-blocking, close-on-exec eventfd (the owner thread's wake-up channel).
     static func makeEventFD() -> Int32 { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
 
-    /// A pidfd for `pid` (readable once the process exits), or -1.
-    static func pidfdOpen(_ pid: Int32) -> Int32 { pidfd_open(pid, 0) }
-
     // MARK: - Connections
 
     static func openPrivate(_ address: String) throws(LibDBusFailure) -> RawConnection {
