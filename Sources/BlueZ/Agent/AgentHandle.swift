@@ -22,19 +22,6 @@ public final class AgentHandle: Sendable {
     /// Whether `RegisterAgent` succeeded and no unregistration (or owner change) happened since.
     public var isRegistered: Bool { registration.isRegistered }
 
-    /// The unique name allowed to call the agent; "" allows no one.
-    public var allowedCaller: String? {
-        get { registration.allowedCaller }
-        set { registration.allowedCaller = newValue }
-    }
-
-    /// Calls `org.bluez.AgentManager1.RegisterAgent` (and `RequestDefaultAgent` when
-    /// ``asDefault``) again with the exported agent (after bluetoothd restarted: a new bluetoothd
-    /// knows no agent).
-    public func reregister(allowedCaller: String, timeout: Duration = .seconds(10)) async throws(BlueZError) {
-        try await registration.reregister(allowedCaller: allowedCaller, timeout: timeout)
-    }
-
     /// Calls `org.bluez.AgentManager1.UnregisterAgent` (when registered), then removes the object.
     /// Idempotent; returns the unregistration error, if any (the object is removed regardless).
     @discardableResult

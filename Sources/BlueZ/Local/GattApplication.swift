@@ -110,10 +110,7 @@ public final class GattApplicationHandle: Sendable {
     public var isRegistered: Bool { registration.isRegistered }
 
     /// The unique name allowed to call the objects; "" allows no one.
-    public var allowedCaller: String? {
-        get { registration.allowedCaller }
-        set { registration.allowedCaller = newValue }
-    }
+    public var allowedCaller: String? { registration.allowedCaller }
 
     /// Calls `org.bluez.GattManager1.RegisterApplication(root, {})` again with the exported
     /// objects, e.g. after bluetoothd restarted. Notifying states are reset first.

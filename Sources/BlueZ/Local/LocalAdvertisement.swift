@@ -147,10 +147,7 @@ public final class AdvertisementHandle: Sendable {
     public var wasReleased: Bool { registration.wasReleased }
 
     /// The unique name allowed to call the object; "" allows no one.
-    public var allowedCaller: String? {
-        get { registration.allowedCaller }
-        set { registration.allowedCaller = newValue }
-    }
+    public var allowedCaller: String? { registration.allowedCaller }
 
     /// Exports the object (without registering it).
     func export(allowedCaller: String) throws(BlueZError) { try registration.export(allowedCaller: allowedCaller) }
