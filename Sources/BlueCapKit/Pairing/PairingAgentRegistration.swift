@@ -2,7 +2,6 @@
 import BlueZ
 import DBus
 import Futures
-import Locking
 
 /// A ``PairingAgent`` registered with bluetoothd. ``unregister()`` calls
 /// `org.bluez.AgentManager1.UnregisterAgent` and removes the object; releasing the registration
@@ -14,31 +13,14 @@ public final class PairingAgentRegistration: Sendable {
     public let agent: PairingAgent
     let handle: AgentHandle
     let tree: ObjectTree
-    private struct State {
-        var owner: String?
-        var observation: ObjectTreeObservation?
-        var unregistered = false
-    }
-    // Sendable through this lock; no call is made while holding it.
-    private let state: Locked<State>
 
+    /// Follows the owner of `org.bluez` from `owner` (`Registration.followOwner`), registering again on a new one.
     init(agent: PairingAgent, handle: AgentHandle, tree: ObjectTree, owner: String) {
         self.agent = agent
         self.handle = handle
         self.tree = tree
-        state = Locked(State(owner: owner))
-        let observation = tree.observe { [weak self] event in
-            if case .ownerChanged(let owner) = event { self?.ownerChanged(owner) }
-        }
-        let keep = state.withLock { s -> Bool in
-            if s.unregistered { return false }
-            s.observation = observation
-            return true
-        }
-        if !keep { observation.cancel() }
+        handle.registration.followOwner(of: tree, registeredWith: owner, reregister: true, timeout: .seconds(10))
     }
-
-    deinit { state.withLock { $0.observation }?.cancel() }
 
     /// Whether bluetoothd holds the registration (false while it restarts, and after ``unregister()``).
     public var isRegistered: Bool { handle.isRegistered }
@@ -48,11 +30,6 @@ public final class PairingAgentRegistration: Sendable {
 
     /// `org.bluez.AgentManager1.UnregisterAgent`, then the object is removed. Idempotent.
     public func unregister() -> Future<Void> {
-        let observation = state.withLock { s in
-            defer { s.observation = nil; s.unregistered = true }
-            return s.observation
-        }
-        observation?.cancel()
         let promise = Promise<Void>()
         let handle = self.handle, context = agent.context
         Task {
@@ -66,27 +43,6 @@ public final class PairingAgentRegistration: Sendable {
             }
         }
         return promise.future
-    }
-
-    /// `org.bluez` changed owner (owner thread): nobody may call the agent until the new
-    /// bluetoothd has it registered.
-    private func ownerChanged(_ owner: String?) {
-        let changed = state.withLock { s -> Bool in
-            guard !s.unregistered, s.owner != owner else { return false }
-            s.owner = owner
-            return true
-        }
-        guard changed else { return }
-        handle.allowedCaller = ""
-        guard let owner else { return }
-        let handle = self.handle
-        Task {
-            do throws(BlueZError) {
-                try await handle.reregister(allowedCaller: owner)
-            } catch {
-                BlueZLog.debug("PairingAgent \(handle.agent.path): registering again with the restarted bluetoothd failed: \(error)")
-            }
-        }
     }
 
     /// The current owner of `org.bluez`, waiting (subscribe, then check) until the tree knows it.

@@ -70,10 +70,8 @@ extension PeripheralManager {
         let stream = advertisingStream
         let handle = try await wanted.register(on: connection, adapter: adapter, path: advertisementObject, allowedCaller: owner,
                                                onRelease: { stream.success(false) })
-        inner.withLock {
-            $0.advertisement = handle
-            $0.registeredOwner = owner
-        }
+        inner.withLock { $0.advertisement = handle }
         stream.success(true)
+        follow(handle.registration, owner: owner, advertisement: true)
     }
 }

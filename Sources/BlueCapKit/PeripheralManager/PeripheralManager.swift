@@ -47,8 +47,6 @@ public final class PeripheralManager: Sendable {
         var application: GattApplicationHandle?
         var wantedAdvertisement: LocalAdvertisement?
         var advertisement: AdvertisementHandle?
-        /// The org.bluez owner the registrations were made with.
-        var registeredOwner: String?
         var tail: Task<Void, Never>?
         var observation: ObjectTreeObservation?
     }
@@ -110,24 +108,34 @@ public final class PeripheralManager: Sendable {
         if new != .unknown { ready.success(()) }
     }
 
-    /// The tracker's snapshot changed (connection thread).
+    /// The tracker's snapshot changed (connection thread). A powered adapter gets what is wanted
+    /// registered again (``restore()``); the registrations themselves follow the owner of
+    /// `org.bluez` (``follow(_:owner:advertisement:)``).
     private func adapterChanged(_ snapshot: AdapterStateTracker.Snapshot) {
-        let owner = tracker?.tree.status.owner
         setState(snapshot.state, adapter: snapshot.adapter)
-        let stale = inner.withLock { s -> (app: GattApplicationHandle?, ad: AdvertisementHandle?)? in
-            guard s.registeredOwner != nil, s.registeredOwner != owner else { return nil }
-            return (s.application, s.advertisement)
-        }
-        if let stale {
-            // bluetoothd went away or was replaced: nobody may call our objects until the new
-            // owner registers them again; its subscriptions are gone.
-            stale.app?.allowedCaller = ""
-            stale.ad?.allowedCaller = ""
-            if stale.ad != nil { advertisingStream.success(false) }
-            for s in services { for c in s.characteristics { c.local.resetNotifying() } }
-        }
         if snapshot.state == .poweredOn {
             _ = enqueue("restore", call: "org.bluez.GattManager1.RegisterApplication") { [weak self] in try await self?.restore() }
+        }
+    }
+
+    /// The hook of the registrations' owner following (`Registration.followOwner`,
+    /// tree thread): bluetoothd went away or was replaced, so its subscriptions are gone and
+    /// (for the advertisement) advertising stopped. The registration itself already refuses
+    /// every caller until ``restore()`` registers it with the new owner.
+    private func ownerChanged(advertisement: Bool) {
+        if advertisement {
+            advertisingStream.success(false)
+        } else {
+            for s in services { for c in s.characteristics { c.local.resetNotifying() } }
+        }
+    }
+
+    /// Follows the owner of `org.bluez` from `owner`, without registering again on its own:
+    /// ``restore()`` does, once the adapter is powered.
+    func follow(_ registration: Registration, owner: String, advertisement: Bool) {
+        guard let tree = tracker?.tree else { return }
+        registration.followOwner(of: tree, registeredWith: owner, reregister: false) { [weak self] _ in
+            self?.ownerChanged(advertisement: advertisement)
         }
     }
 
@@ -179,30 +187,28 @@ public final class PeripheralManager: Sendable {
     }
 
     /// After (re)gaining a powered adapter: registers what is wanted but not registered with the
-    /// current owner.
+    /// current owner (on another adapter, anew).
     private func restore() async throws {
         guard let (owner, adapter, _) = try? target("PeripheralManager.restore") else { return }
-        let (current, app, ad, wanted) = inner.withLock { ($0.registeredOwner, $0.application, $0.advertisement, $0.wantedAdvertisement) }
-        if current != owner {
-            if let app {
-                if app.adapter == adapter {
-                    try await app.reregister(allowedCaller: owner)
-                } else {
-                    await app.unregister()
-                    inner.withLock { $0.application = nil }
-                    try await registerApplication()
-                }
+        let (app, ad, wanted) = inner.withLock { ($0.application, $0.advertisement, $0.wantedAdvertisement) }
+        if let app, app.allowedCaller != owner || !app.isRegistered {
+            if app.adapter == adapter {
+                try await app.reregister(allowedCaller: owner)
+            } else {
+                await app.unregister()
+                inner.withLock { $0.application = nil }
+                try await registerApplication()
             }
-            if let ad, wanted != nil {
-                if ad.adapter == adapter {
-                    try await ad.reregister(allowedCaller: owner)
-                    advertisingStream.success(true)
-                } else {
-                    try await registerAdvertisement()
-                }
+        }
+        guard let ad, wanted != nil else { return }
+        if ad.allowedCaller != owner {
+            if ad.adapter == adapter {
+                try await ad.reregister(allowedCaller: owner)
+                advertisingStream.success(true)
+            } else {
+                try await registerAdvertisement()
             }
-            inner.withLock { $0.registeredOwner = owner }
-        } else if let ad, wanted != nil, !ad.isRegistered, !ad.wasReleased {
+        } else if !ad.isRegistered, !ad.wasReleased {
             try await ad.reregister(allowedCaller: owner)
             advertisingStream.success(true)
         }
@@ -273,10 +279,8 @@ public final class PeripheralManager: Sendable {
         let (owner, adapter, connection) = try target("PeripheralManager.add (org.bluez.GattManager1.RegisterApplication)")
         let app = GattApplication(root: applicationRoot, services: services.map(\.local))
         let handle = try await app.register(on: connection, adapter: adapter, allowedCaller: owner)
-        inner.withLock {
-            $0.application = handle
-            $0.registeredOwner = owner
-        }
+        inner.withLock { $0.application = handle }
+        follow(handle.registration, owner: owner, advertisement: false)
     }
 
     /// Stops advertising and removes every service (in that order), for a clean exit:

@@ -134,19 +134,8 @@ public struct LocalAgent: Sendable {
     /// `RequestDefaultAgent`. On failure the agent is unexported again.
     public func register(on connection: Connection, allowedCaller: String, asDefault: Bool,
                          timeout: Duration = .seconds(10)) async throws(BlueZError) -> AgentHandle {
-        let export: ExportHandle
-        do {
-            export = try connection.export([dbusInterface()], at: path, allowedCaller: allowedCaller)
-        } catch {
-            throw BlueZError(kind: .alreadyExists, message: "\(error)", operation: "export org.bluez.Agent1", path: path.rawValue)
-        }
-        let handle = AgentHandle(agent: self, connection: connection, export: export, asDefault: asDefault)
-        do {
-            try await handle.registerWithBlueZ(timeout: timeout)
-        } catch {
-            await handle.unregister()
-            throw error
-        }
+        let handle = AgentHandle(agent: self, connection: connection, asDefault: asDefault)
+        try await handle.registration.exportAndRegister(allowedCaller: allowedCaller, timeout: timeout)
         return handle
     }
 

@@ -2,7 +2,6 @@
 // with org.bluez.AdvertisementMonitorManager1 (BlueZ's passive scanning, experimental in 5.66).
 
 import DBus
-import Locking
 
 // MARK: - AdvertisementMonitorManager1
 
@@ -44,90 +43,63 @@ public struct AdvertisementMonitorApplication: Sendable {
                          timeout: Duration = .seconds(10),
                          events: @escaping @Sendable (Int, AdvertisementMonitorEvent) -> Void)
         async throws(BlueZError) -> AdvertisementMonitorHandle {
-        var exports: [ExportHandle] = []
-        do {
-            exports.append(try connection.exportObjectManager(at: root, allowedCaller: allowedCaller))
-            for (n, monitor) in monitors.enumerated() {
-                let path = try root.appending("monitor\(n)")
-                exports.append(try connection.export([monitor.dbusInterface { events(n, $0) }], at: path, allowedCaller: allowedCaller))
-            }
-        } catch {
-            for h in exports.reversed() { h.unexport() }
-            throw BlueZError(kind: .failed, message: "exporting the monitors failed: \(error)",
-                             operation: "org.bluez.AdvertisementMonitorManager1.RegisterMonitor", path: root.rawValue)
-        }
-        let handle = AdvertisementMonitorHandle(root: root, connection: connection, adapter: adapter, exports: exports)
-        do {
-            _ = try await connection.call(destination: "org.bluez", path: adapter, interface: AdvertisementMonitorManager1.interface,
-                                          member: "RegisterMonitor", arguments: [.objectPath(root)], timeout: timeout)
-        } catch {
-            handle.unexport()
-            throw BlueZError(error, operation: "org.bluez.AdvertisementMonitorManager1.RegisterMonitor", path: adapter.rawValue)
-        }
-        handle.markRegistered()
+        let handle = AdvertisementMonitorHandle(root: root, adapter: adapter,
+                                                registration: Registration(connection: connection, calls: calls(adapter: adapter, events: events)))
+        try await handle.registration.exportAndRegister(allowedCaller: allowedCaller, timeout: timeout)
         return handle
+    }
+
+    /// The registration's calls: the ObjectManager root and `<root>/monitorN`,
+    /// `RegisterMonitor(root)` and `UnregisterMonitor(root)` on `adapter`.
+    func calls(adapter: ObjectPath, events: @escaping @Sendable (Int, AdvertisementMonitorEvent) -> Void) -> RegistrationCalls {
+        let manager = AdvertisementMonitorManager1.interface
+        return RegistrationCalls(
+            path: root,
+            export: { registration, caller throws(BlueZError) in
+                let connection = registration.connection
+                var exports: [ExportHandle] = []
+                do {
+                    exports.append(try connection.exportObjectManager(at: root, allowedCaller: caller))
+                    for (n, monitor) in monitors.enumerated() {
+                        let path = try root.appending("monitor\(n)")
+                        exports.append(try connection.export([monitor.dbusInterface { events(n, $0) }], at: path, allowedCaller: caller))
+                    }
+                } catch {
+                    for h in exports.reversed() { h.unexport() }
+                    throw BlueZError(kind: .failed, message: "exporting the monitors failed: \(error)",
+                                     operation: "org.bluez.AdvertisementMonitorManager1.RegisterMonitor", path: root.rawValue)
+                }
+                return exports
+            },
+            register: RegistrationCalls.bluez(adapter, manager, "RegisterMonitor", [.objectPath(root)]),
+            unregister: RegistrationCalls.bluez(adapter, manager, "UnregisterMonitor", [.objectPath(root)]))
     }
 }
 
 // MARK: - AdvertisementMonitorHandle
 
-/// A registered ``AdvertisementMonitorApplication``. ``unregister()`` calls
-/// `UnregisterMonitor(root)` and removes the objects; releasing the handle removes the objects
-/// (bluetoothd then drops the monitors on its own).
+/// A registered ``AdvertisementMonitorApplication``: its ``registration`` (``Registration``) with
+/// `org.bluez.AdvertisementMonitorManager1`. ``unregister(timeout:)`` calls `UnregisterMonitor(root)`
+/// and removes the objects; releasing the handle removes the objects (bluetoothd then drops the
+/// monitors on its own).
 public final class AdvertisementMonitorHandle: Sendable {
     /// The application's root.
     public let root: ObjectPath
     /// The adapter it is registered on.
     public let adapter: ObjectPath
-    private let connection: Connection
-    private struct State {
-        var exports: [ExportHandle]
-        var registered = false
-    }
-    // Sendable through this lock; no call is made while holding it.
-    private let state: Locked<State>
+    /// The exports and the registration with `org.bluez.AdvertisementMonitorManager1`.
+    public let registration: Registration
 
-    init(root: ObjectPath, connection: Connection, adapter: ObjectPath, exports: [ExportHandle]) {
+    init(root: ObjectPath, adapter: ObjectPath, registration: Registration) {
         self.root = root
-        self.connection = connection
         self.adapter = adapter
-        state = Locked(State(exports: exports))
+        self.registration = registration
     }
 
-    deinit { unexport() }
-
-    func markRegistered() { state.withLock { $0.registered = true } }
-
-    /// Whether `RegisterMonitor` succeeded and no unregistration happened since.
-    public var isRegistered: Bool { state.withLock { $0.registered } }
-
-    /// `org.bluez.AdvertisementMonitorManager1.UnregisterMonitor(root)` (when registered), then
-    /// removes the objects. Idempotent; returns the unregistration error, if any.
+    /// Calls `org.bluez.AdvertisementMonitorManager1.UnregisterMonitor(root)` (when registered),
+    /// then removes the objects. Idempotent; returns the unregistration error, if any.
     @discardableResult
     public func unregister(timeout: Duration = .seconds(5)) async -> BlueZError? {
-        let wasRegistered = state.withLock { s -> Bool in
-            defer { s.registered = false }
-            return s.registered
-        }
-        var failure: BlueZError?
-        if wasRegistered {
-            do {
-                _ = try await connection.call(destination: "org.bluez", path: adapter, interface: AdvertisementMonitorManager1.interface,
-                                              member: "UnregisterMonitor", arguments: [.objectPath(root)], timeout: timeout)
-            } catch {
-                failure = BlueZError(error, operation: "org.bluez.AdvertisementMonitorManager1.UnregisterMonitor", path: adapter.rawValue)
-            }
-        }
-        unexport()
-        return failure
-    }
-
-    /// Removes the objects, last exported first.
-    func unexport() {
-        let exports = state.withLock { s -> [ExportHandle] in
-            defer { s.exports = [] }
-            return s.exports
-        }
-        for h in exports.reversed() { h.unexport() }
+        await registration.unregister(timeout: timeout)
     }
 }

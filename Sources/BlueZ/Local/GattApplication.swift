@@ -27,15 +27,30 @@ public struct GattApplication: Sendable {
     /// `adapter`. On failure everything exported is removed again.
     public func register(on connection: Connection, adapter: ObjectPath, allowedCaller: String,
                          timeout: Duration = .seconds(25)) async throws(BlueZError) -> GattApplicationHandle {
-        let exports = try export(on: connection, allowedCaller: allowedCaller)
-        let handle = GattApplicationHandle(application: self, connection: connection, adapter: adapter, exports: exports)
-        do {
-            try await handle.registerWithBlueZ(timeout: timeout)
-        } catch {
-            handle.unexport()
-            throw error
-        }
+        let handle = GattApplicationHandle(application: self, connection: connection, adapter: adapter)
+        try await handle.registration.exportAndRegister(allowedCaller: allowedCaller, timeout: timeout)
         return handle
+    }
+
+    /// The registration's calls: `RegisterApplication(root, {})` and `UnregisterApplication(root)`
+    /// on `adapter`; notifying states are reset before each reregistration and after unexporting.
+    func calls(adapter: ObjectPath) -> RegistrationCalls {
+        let manager = "org.bluez.GattManager1"
+        return RegistrationCalls(
+            path: root,
+            export: { registration, caller throws(BlueZError) in try export(on: registration.connection, allowedCaller: caller) },
+            register: RegistrationCalls.bluez(adapter, manager, "RegisterApplication", [.objectPath(root), .properties([:])]),
+            unregister: RegistrationCalls.bluez(adapter, manager, "UnregisterApplication", [.objectPath(root)]),
+            willReregister: { for s in services { for c in s.characteristics { c.resetNotifying() } } },
+            didUnexport: {
+                for s in services {
+                    for c in s.characteristics {
+                        c.attribute.state.withLock { $0.export = nil }
+                        c.resetNotifying()
+                        for d in c.descriptors { d.attribute.state.withLock { $0.export = nil } }
+                    }
+                }
+            })
     }
 
     /// Exports every object; returns the handles in export order (root first).
@@ -73,103 +88,41 @@ public struct GattApplication: Sendable {
 
 // MARK: - GattApplicationHandle
 
-/// A registered (and exported) ``GattApplication``. ``unregister()`` calls
-/// `GattManager1.UnregisterApplication` and then removes the objects, last exported first.
-/// Releasing the handle without unregistering removes the objects (bluetoothd then drops the
-/// application on its own).
+/// A registered (and exported) ``GattApplication``: its ``registration`` (``Registration``) with
+/// `org.bluez.GattManager1`. ``unregister(timeout:)`` calls `UnregisterApplication` and then
+/// removes the objects, last exported first. Releasing the handle without unregistering removes
+/// the objects (bluetoothd then drops the application on its own).
 public final class GattApplicationHandle: Sendable {
     /// The application.
     public let application: GattApplication
     /// The adapter it is registered on.
     public let adapter: ObjectPath
-    private let connection: Connection
-    private struct State {
-        var exports: [ExportHandle]
-        var registered = false
-    }
-    // Sendable through this lock; no call is made while holding it.
-    private let state: Locked<State>
+    /// The exports and the registration with `org.bluez.GattManager1`.
+    public let registration: Registration
 
-    init(application: GattApplication, connection: Connection, adapter: ObjectPath, exports: [ExportHandle]) {
+    init(application: GattApplication, connection: Connection, adapter: ObjectPath) {
         self.application = application
-        self.connection = connection
         self.adapter = adapter
-        state = Locked(State(exports: exports))
+        registration = Registration(connection: connection, calls: application.calls(adapter: adapter))
     }
 
-    deinit { unexport() }
+    /// Whether `RegisterApplication` succeeded and no unregistration (or owner change) happened since.
+    public var isRegistered: Bool { registration.isRegistered }
 
-    /// Whether `RegisterApplication` succeeded and no unregistration happened since.
-    public var isRegistered: Bool { state.withLock { $0.registered } }
+    /// The unique name allowed to call the objects; "" allows no one.
+    public var allowedCaller: String? { registration.allowedCaller }
 
-    /// Whether the objects are still exported.
-    public var isExported: Bool { state.withLock { !$0.exports.isEmpty } }
-
-    /// The unique name allowed to call the objects; "" allows no one. Set it when `org.bluez`
-    /// changes owner.
-    public var allowedCaller: String? {
-        get { state.withLock { $0.exports.first?.allowedCaller } }
-        set { for h in state.withLock({ $0.exports }) { h.allowedCaller = newValue } }
-    }
-
-    /// `org.bluez.GattManager1.RegisterApplication(root, {})` again with the exported objects,
-    /// e.g. after bluetoothd restarted. Notifying states are reset first.
+    /// Calls `org.bluez.GattManager1.RegisterApplication(root, {})` again with the exported
+    /// objects, e.g. after bluetoothd restarted. Notifying states are reset first.
     public func reregister(allowedCaller: String, timeout: Duration = .seconds(25)) async throws(BlueZError) {
-        state.withLock { $0.registered = false }
-        self.allowedCaller = allowedCaller
-        for s in application.services { for c in s.characteristics { c.resetNotifying() } }
-        try await registerWithBlueZ(timeout: timeout)
+        try await registration.reregister(allowedCaller: allowedCaller, timeout: timeout)
     }
 
-    func registerWithBlueZ(timeout: Duration) async throws(BlueZError) {
-        let op = "org.bluez.GattManager1.RegisterApplication"
-        guard isExported else { throw BlueZError(kind: .doesNotExist, message: "the application was unexported", operation: op) }
-        do {
-            _ = try await connection.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
-                                          member: "RegisterApplication",
-                                          arguments: [.objectPath(application.root), .properties([:])], timeout: timeout)
-        } catch {
-            throw BlueZError(error, operation: op, path: adapter.rawValue)
-        }
-        state.withLock { $0.registered = true }
-    }
-
-    /// `org.bluez.GattManager1.UnregisterApplication(root)` (when registered), then removes
-    /// the objects in reverse export order. Idempotent; returns the unregistration error, if
-    /// any (the objects are removed regardless).
+    /// Calls `org.bluez.GattManager1.UnregisterApplication(root)` (when registered), then removes
+    /// the objects in reverse export order. Idempotent; returns the unregistration error, if any
+    /// (the objects are removed regardless).
     @discardableResult
     public func unregister(timeout: Duration = .seconds(5)) async -> BlueZError? {
-        let wasRegistered = state.withLock { s -> Bool in
-            defer { s.registered = false }
-            return s.registered
-        }
-        var failure: BlueZError?
-        if wasRegistered {
-            do {
-                _ = try await connection.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
-                                              member: "UnregisterApplication",
-                                              arguments: [.objectPath(application.root)], timeout: timeout)
-            } catch {
-                failure = BlueZError(error, operation: "org.bluez.GattManager1.UnregisterApplication", path: adapter.rawValue)
-            }
-        }
-        unexport()
-        return failure
-    }
-
-    /// Removes the objects, last exported first.
-    func unexport() {
-        let exports = state.withLock { s -> [ExportHandle] in
-            defer { s.exports = [] }
-            return s.exports
-        }
-        for h in exports.reversed() { h.unexport() }
-        for s in application.services {
-            for c in s.characteristics {
-                c.attribute.state.withLock { $0.export = nil }
-                c.resetNotifying()
-                for d in c.descriptors { d.attribute.state.withLock { $0.export = nil } }
-            }
-        }
+        await registration.unregister(timeout: timeout)
     }
 }

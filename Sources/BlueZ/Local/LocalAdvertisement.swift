@@ -3,7 +3,6 @@
 
 import DBus
 import Foundation
-import Locking
 
 // MARK: - LocalAdvertisement
 
@@ -88,21 +87,41 @@ public struct LocalAdvertisement: Sendable, Equatable {
                          allowedCaller: String, timeout: Duration = .seconds(25),
                          onRelease: (@Sendable () -> Void)? = nil) async throws(BlueZError) -> AdvertisementHandle {
         let handle = AdvertisementHandle(advertisement: self, connection: connection, adapter: adapter, path: path, onRelease: onRelease)
-        try handle.export(allowedCaller: allowedCaller)
-        do {
-            try await handle.registerWithBlueZ(timeout: timeout)
-        } catch {
-            handle.unexport()
-            throw error
-        }
+        try await handle.registration.exportAndRegister(allowedCaller: allowedCaller, timeout: timeout)
         return handle
+    }
+
+    /// The registration's calls: the `LEAdvertisement1` object at `path` (its `Release()` ends the
+    /// registration, then runs `onRelease`), `RegisterAdvertisement(path, {})` and
+    /// `UnregisterAdvertisement(path)` on `adapter`.
+    func calls(adapter: ObjectPath, path: ObjectPath, onRelease: (@Sendable () -> Void)?) -> RegistrationCalls {
+        let manager = "org.bluez.LEAdvertisingManager1", properties = self.properties
+        return RegistrationCalls(
+            path: path,
+            export: { registration, caller throws(BlueZError) in
+                let release = DBusMethod("Release") { [weak registration] _, r in
+                    r.succeed()
+                    if registration?.released() == true { onRelease?() }
+                }
+                do throws(DBusExportError) {
+                    return [try registration.connection.export([DBusInterface(name: "org.bluez.LEAdvertisement1", methods: [release],
+                                                                              properties: properties)],
+                                                               at: path, allowedCaller: caller)]
+                } catch {
+                    throw BlueZError(kind: .failed, message: "exporting the advertisement object failed: \(error.message)",
+                                     operation: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement", path: path.rawValue)
+                }
+            },
+            register: RegistrationCalls.bluez(adapter, manager, "RegisterAdvertisement", [.objectPath(path), .properties([:])]),
+            unregister: RegistrationCalls.bluez(adapter, manager, "UnregisterAdvertisement", [.objectPath(path)]))
     }
 }
 
 // MARK: - AdvertisementHandle
 
-/// A registered ``LocalAdvertisement``. ``unregister()`` calls
-/// `LEAdvertisingManager1.UnregisterAdvertisement` and then removes the object.
+/// A registered ``LocalAdvertisement``: its ``registration`` (``Registration``) with
+/// `org.bluez.LEAdvertisingManager1`. ``unregister(timeout:)`` calls `UnregisterAdvertisement`
+/// and then removes the object.
 public final class AdvertisementHandle: Sendable {
     /// The advertisement.
     public let advertisement: LocalAdvertisement
@@ -110,114 +129,39 @@ public final class AdvertisementHandle: Sendable {
     public let adapter: ObjectPath
     /// The object path.
     public let path: ObjectPath
-    private let connection: Connection
-    private let onRelease: (@Sendable () -> Void)?
-    private struct State {
-        var export: ExportHandle?
-        var registered = false
-        var released = false
-    }
-    // Sendable through this lock; no call is made while holding it.
-    private let state = Locked(State())
+    /// The export and the registration with `org.bluez.LEAdvertisingManager1`.
+    public let registration: Registration
 
     init(advertisement: LocalAdvertisement, connection: Connection, adapter: ObjectPath, path: ObjectPath,
          onRelease: (@Sendable () -> Void)?) {
         self.advertisement = advertisement
-        self.connection = connection
         self.adapter = adapter
         self.path = path
-        self.onRelease = onRelease
+        registration = Registration(connection: connection, calls: advertisement.calls(adapter: adapter, path: path, onRelease: onRelease))
     }
-
-    deinit { unexport() }
 
     /// Whether bluetoothd holds the advertisement: registered, not released, not unregistered.
-    public var isRegistered: Bool { state.withLock { $0.registered } }
+    public var isRegistered: Bool { registration.isRegistered }
 
     /// Whether bluetoothd called `Release()` since the last registration.
-    public var wasReleased: Bool { state.withLock { $0.released } }
+    public var wasReleased: Bool { registration.wasReleased }
 
     /// The unique name allowed to call the object; "" allows no one.
-    public var allowedCaller: String? {
-        get { state.withLock { $0.export }?.allowedCaller }
-        set { state.withLock { $0.export }?.allowedCaller = newValue }
-    }
+    public var allowedCaller: String? { registration.allowedCaller }
 
-    func export(allowedCaller: String) throws(BlueZError) {
-        let release = DBusMethod("Release") { [weak self] _, r in
-            r.succeed()
-            self?.released()
-        }
-        do {
-            let h = try connection.export([DBusInterface(name: "org.bluez.LEAdvertisement1", methods: [release],
-                                                         properties: advertisement.properties)],
-                                          at: path, allowedCaller: allowedCaller)
-            state.withLock { $0.export = h }
-        } catch {
-            throw BlueZError(kind: .failed, message: "exporting the advertisement object failed: \(error.message)", operation: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement", path: path.rawValue)
-        }
-    }
+    /// Exports the object (without registering it).
+    func export(allowedCaller: String) throws(BlueZError) { try registration.export(allowedCaller: allowedCaller) }
 
-    private func released() {
-        let first = state.withLock { s -> Bool in
-            guard s.registered else { return false }
-            s.registered = false
-            s.released = true
-            return true
-        }
-        if first { onRelease?() }
-    }
-
-    func registerWithBlueZ(timeout: Duration) async throws(BlueZError) {
-        let op = "org.bluez.LEAdvertisingManager1.RegisterAdvertisement"
-        guard state.withLock({ $0.export != nil }) else {
-            throw BlueZError(kind: .doesNotExist, message: "the advertisement was unexported", operation: op)
-        }
-        do {
-            _ = try await connection.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                                          member: "RegisterAdvertisement", arguments: [.objectPath(path), .properties([:])],
-                                          timeout: timeout)
-        } catch {
-            throw BlueZError(error, operation: op, path: adapter.rawValue)
-        }
-        state.withLock {
-            $0.registered = true
-            $0.released = false
-        }
-    }
-
-    /// Registers the exported advertisement again, e.g. after bluetoothd restarted or released it.
+    /// Calls `org.bluez.LEAdvertisingManager1.RegisterAdvertisement(path, {})` again with the
+    /// exported object, e.g. after bluetoothd restarted or released it.
     public func reregister(allowedCaller: String, timeout: Duration = .seconds(25)) async throws(BlueZError) {
-        state.withLock { $0.registered = false }
-        self.allowedCaller = allowedCaller
-        try await registerWithBlueZ(timeout: timeout)
+        try await registration.reregister(allowedCaller: allowedCaller, timeout: timeout)
     }
 
-    /// `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement(path)` (when registered), then
-    /// removes the object. Idempotent; returns the unregistration error, if any.
+    /// Calls `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement(path)` (when registered),
+    /// then removes the object. Idempotent; returns the unregistration error, if any.
     @discardableResult
     public func unregister(timeout: Duration = .seconds(5)) async -> BlueZError? {
-        let wasRegistered = state.withLock { s -> Bool in
-            defer { s.registered = false }
-            return s.registered
-        }
-        var failure: BlueZError?
-        if wasRegistered {
-            do {
-                _ = try await connection.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                                              member: "UnregisterAdvertisement", arguments: [.objectPath(path)], timeout: timeout)
-            } catch {
-                failure = BlueZError(error, operation: "org.bluez.LEAdvertisingManager1.UnregisterAdvertisement", path: adapter.rawValue)
-            }
-        }
-        unexport()
-        return failure
-    }
-
-    func unexport() {
-        state.withLock { s -> ExportHandle? in
-            defer { s.export = nil }
-            return s.export
-        }?.unexport()
+        await registration.unregister(timeout: timeout)
     }
 }
