@@ -151,4 +151,19 @@ struct SessionTests {
         clock.advance(by: .seconds(1))
         #expect(try await failures.wait(for: 1) == ["\(FuturesError.timeout(after: .seconds(30)))"])
     }
+
+    @Test("an agent registered in a session the app does not keep stays registered: the registration keeps its session open")
+    func registrationKeepsSession() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
+        defer { simulator.stop() }
+        let registration = try await PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
+            .register(session: simulator.session(), asDefault: true).value
+        let owner = try #require(registration.session.uniqueName)
+        #expect(registration.session.isOpen && registration.isRegistered)
+        #expect(simulator.defaultAgentOwner == owner)
+        try await registration.session.close().value
+        #expect(!registration.isRegistered && simulator.defaultAgentOwner == nil)
+    }
 }

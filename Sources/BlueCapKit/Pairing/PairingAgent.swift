@@ -114,7 +114,7 @@ public final class PairingAgent: Sendable {
                                handler: { [weak self] r in self?.received(r, refusals: refusals, clock: clock) ?? r.reply(.reject) },
                                canceled: { [weak self] in self?.canceled() })
         let handle = try await agent.register(on: conn, allowedCaller: owner, asDefault: asDefault, timeout: timeout)
-        let registration = PairingAgentRegistration(agent: self, handle: handle, tree: tree, owner: owner)
+        let registration = PairingAgentRegistration(agent: self, session: session, handle: handle, tree: tree, owner: owner)
         session.join(registration)
         return registration
     }

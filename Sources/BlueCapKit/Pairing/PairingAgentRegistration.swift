@@ -11,11 +11,14 @@ import Futures
 public final class PairingAgentRegistration: Sendable {
     /// The agent.
     public let agent: PairingAgent
+    /// The session the agent is registered in (kept open while the registration lives).
+    public let session: BluetoothSession
     let handle: AgentHandle
     let tree: ObjectTree
 
     /// Follows the owner of `org.bluez` from `owner` (`Registration.followOwner`), registering again on a new one.
-    init(agent: PairingAgent, handle: AgentHandle, tree: ObjectTree, owner: String) {
+    init(agent: PairingAgent, session: BluetoothSession, handle: AgentHandle, tree: ObjectTree, owner: String) {
+        self.session = session
         self.agent = agent
         self.handle = handle
         self.tree = tree
