@@ -19,6 +19,14 @@ enum VM {
     /// products and the test bundle side by side).
     static let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
+    /// The bluetoothd version under test (`BLUEZ_VERSION` of Scripts/bluez-vm; 5.66 when unset).
+    static let bluezVersion = ProcessInfo.processInfo.environment["BLUEZ_VM_BLUEZ_VERSION"] ?? "5.66"
+
+    /// Whether bluetoothd exports `Device1.Bonded` (BlueZ 5.65 and later). Without it (5.55,
+    /// Debian 11) a bonded device only says `Paired`, and `Peripheral.isBonded` stays false.
+    static let exportsBonded = bluezVersion.split(separator: ".").compactMap { Int($0) }
+        .lexicographicallyPrecedes([5, 65]) == false
+
     static let centralAdapter = "hci0"
     static let peripheralAdapter = "hci1"
 
