@@ -49,10 +49,13 @@ build: deps
 
 ## test: every tier, in order: unit + bus, the examples as a package, then real BlueZ in a VM
 ## (Scripts/bluez-vm/test-vm: the harness smoke test, both examples talking across real
-## bluetoothd, and the VMTests target).
+## bluetoothd, and the VMTests target) on every bluetoothd our users run: Debian 12's 5.66 and
+## Debian 13's 5.82 in full, Debian 11's 5.55 for the subset (smoke, examples, connect / read /
+## write / notify, reconnection, pairing); BLUEZ_VERSIONS narrows it (e.g. BLUEZ_VERSIONS=5.66).
+BLUEZ_VERSIONS ?= 5.66 5.82 5.55:subset
 test: test-bus examples-package docs
 	$(SWIFT) build --build-tests
-	Scripts/bluez-vm/test-vm
+	BLUEZ_VERSIONS="$(BLUEZ_VERSIONS)" Scripts/bluez-vm/test-vm
 
 ## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures, Timing and BlueCapTesting in .build/docs
 ## (static hosting). Fails when a public symbol declared in Sources/ lacks a doc comment
@@ -77,10 +80,11 @@ examples-package: deps
 	SWIFT=$(SWIFT) Scripts/examples-as-package
 
 ## test-vm: real bluetoothd + btvirt in a qemu VM (installs qemu & co. when missing): the python
-## smoke test, the examples against each other, the VMTests target (BLUECAP_VM=1).
+## smoke test, the examples against each other, the VMTests target (BLUECAP_VM=1), on each of
+## BLUEZ_VERSIONS.
 test-vm: deps
 	$(SWIFT) build --build-tests
-	Scripts/bluez-vm/test-vm
+	BLUEZ_VERSIONS="$(BLUEZ_VERSIONS)" Scripts/bluez-vm/test-vm
 
 ## Sanitizers (Scripts/sanitize): own scratch paths, so they never invalidate the plain build;
 ## FuturesTests, then every other suite one test at a time. SANITIZE_SUITES='A|B' for only those.
