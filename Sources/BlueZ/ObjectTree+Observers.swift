@@ -1,6 +1,6 @@
 // ObjectTree+Observers: who is told about an event, and telling them (observer registry, the
 // per-path route cache, delivery without the lock).
-import DBus
+@_spi(Testing) import DBus
 
 extension ObjectTree {
     // MARK: - Observing

@@ -1,5 +1,5 @@
 // ObjectTree: the direct route of one property's lone changes (a scan storm's RSSI updates).
-import DBus
+@_spi(Testing) import DBus
 
 extension ObjectTree {
     typealias PropertyHandler = @Sendable (ObjectPath, DBusValue) -> Void

@@ -1,5 +1,5 @@
 // ObjectTree: the direct route of characteristic notifications (StartNotify `Value` changes).
-import DBus
+@_spi(Testing) import DBus
 import Foundation
 
 extension ObjectTree {
