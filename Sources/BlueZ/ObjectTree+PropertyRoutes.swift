@@ -51,7 +51,7 @@ extension ObjectTree {
     /// properties (no String made for them), and the object with one lookup by path; the
     /// handlers get the cache's own key for the path, so that their lookups by it compare
     /// Strings by identity.
-    func routedProperty(path: ObjectPath, change: SignalView.LoneProperty, value: DBusValue, sender: String?) -> Bool {
+    func routedProperty(path: ObjectPath, change: LoneChange, value: DBusValue, sender: String?) -> Bool {
         let routed = state.withLock { s -> (ObjectPath, [(id: Int, handler: PropertyHandler)])? in
             guard !s.propertyRoutes.isEmpty, s.status.loaded, let owner = s.status.owner, sender == nil || sender == owner,
                   let (key, routes) = s.propertyRoutes.first(where: { change.isProperty($0.key.name, of: $0.key.interface) })

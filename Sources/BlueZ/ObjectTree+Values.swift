@@ -40,7 +40,7 @@ extension ObjectTree {
     /// change that path would ignore or reject.
     func receivedValue(_ view: SignalView) -> Bool {
         // The lone change is read once, for both routes.
-        guard let path = view.path, let change = view.onlyChangedProperty() else { return false }
+        guard let path = view.path, let change = LoneChange(view) else { return false }
         guard change.isProperty("Value", of: GattCharacteristic1.interface), let data = change.bytes else {
             return receivedSingleChange(change, path: path, sender: view.sender)
         }
@@ -76,10 +76,10 @@ extension ObjectTree {
     /// `Connected` or `Notifying` flip, …) and invalidates nothing: read in place into the
     /// event the generic path would decode, without building the `Message`. False for any
     /// other shape (the generic path then takes it).
-    func receivedSingleChange(_ change: SignalView.LoneProperty, path: ObjectPath, sender: String?) -> Bool {
+    func receivedSingleChange(_ change: LoneChange, path: ObjectPath, sender: String?) -> Bool {
         guard let value = change.basicValue else { return false }
         if routedProperty(path: path, change: change, value: value, sender: sender) { return true }
-        let (interface, name) = (change.interface, change.name)
+        let (interface, name) = (change.interfaceName, change.propertyName)
         apply(.propertiesChanged(path, interface: interface, changed: [name: value], invalidated: []),
               sender: sender, from: "PropertiesChanged \(path.rawValue) \(interface).\(name)")
         return true
