@@ -16,6 +16,9 @@ import Foundation
 /// that it ends before the enclosing array does. The body must be in this machine's byte order
 /// (``SignalView/body`` checks that).
 ///
+/// Inlinable, so that a caller's closures and reads are specialized and inlined in its module
+/// (the reader sits on the path of every notification read in place).
+///
 /// Each level (the body, an array's elements, a struct's or dict entry's fields, a variant's
 /// value) is read in order: ``nextType`` tells the type code of the next value, the `read…`
 /// methods read it and move on, ``skip()`` passes over it.
@@ -24,19 +27,20 @@ public struct BodyReader {
 
     /// The body's first byte: offsets are counted from it (the body starts 8-aligned, so
     /// alignment is too).
-    private let body: UnsafeRawPointer
+    @usableFromInline let body: UnsafeRawPointer
     /// The types of this level: the message's signature, an array's element type, a struct's
     /// fields, or a variant's type.
-    private let types: UnsafeRawBufferPointer
+    @usableFromInline let types: UnsafeRawBufferPointer
     /// The next type in `types`.
-    private var typeIndex = 0
+    @usableFromInline var typeIndex = 0
     /// Where the next value starts (before its alignment padding).
-    private var offset: Int
+    @usableFromInline var offset: Int
     /// Where the enclosing array ends (`Int.max` outside any array: the signature bounds the body).
-    private let limit: Int
+    @usableFromInline let limit: Int
     /// Whether this level is an array's elements: `types` repeats until `limit`.
-    private let repeats: Bool
+    @usableFromInline let repeats: Bool
 
+    @usableFromInline
     init(body: UnsafeRawPointer, types: UnsafeRawBufferPointer, offset: Int = 0, limit: Int = .max, repeats: Bool = false) {
         self.body = body
         self.types = types
@@ -49,24 +53,24 @@ public struct BodyReader {
 
     /// The type code of the next value at this level (`UInt8(ascii: "s")`, `"a"`, `"("`, …), nil
     /// when this level has no more values.
-    public var nextType: UInt8? {
+    @inlinable public var nextType: UInt8? {
         if repeats { return offset < limit && !types.isEmpty ? types[index] : nil }
         return typeIndex < types.count ? types[typeIndex] : nil
     }
 
     /// The index of the next type in `types`: an array's element type starts over after each element.
-    private var index: Int { repeats && typeIndex == types.count ? 0 : typeIndex }
+    @inlinable var index: Int { repeats && typeIndex == types.count ? 0 : typeIndex }
 
     /// Moves `typeIndex` to the next element's type once an array's element has been read.
-    private mutating func startElement() {
+    @inlinable mutating func startElement() {
         if repeats && typeIndex == types.count { typeIndex = 0 }
     }
 
     /// Whether this level has no more values.
-    public var isAtEnd: Bool { nextType == nil }
+    @inlinable public var isAtEnd: Bool { nextType == nil }
 
     /// Whether the next value is an array of bytes (`ay`).
-    public var nextIsByteArray: Bool {
+    @inlinable public var nextIsByteArray: Bool {
         nextType == Code.array && index + 1 < types.count && types[index + 1] == Code.byte
     }
 
@@ -74,7 +78,7 @@ public struct BodyReader {
 
     /// The next value when it is a string, object path or signature: its bytes in place, without
     /// the terminating NUL. Nil (nothing read) for another type.
-    public mutating func readString() -> UnsafeRawBufferPointer? {
+    @inlinable public mutating func readString() -> UnsafeRawBufferPointer? {
         startElement()
         guard let code = nextType, let (start, count, end) = stringBounds(code) else { return nil }
         offset = end
@@ -84,7 +88,7 @@ public struct BodyReader {
 
     /// The next value when it is a basic type other than a file descriptor (a byte, boolean,
     /// integer, double, string, object path or signature). Nil (nothing read) for another type.
-    public mutating func readBasic() -> DBusValue? {
+    @inlinable public mutating func readBasic() -> DBusValue? {
         startElement()
         guard let code = nextType else { return nil }
         if let (start, count, end) = stringBounds(code) {
@@ -123,7 +127,7 @@ public struct BodyReader {
 
     /// The next value when it is an array of bytes (`ay`): the bytes in place. Nil (nothing
     /// read) for another type.
-    public mutating func readBytes() -> UnsafeRawBufferPointer? {
+    @inlinable public mutating func readBytes() -> UnsafeRawBufferPointer? {
         startElement()
         guard nextIsByteArray, let (start, end) = arrayBounds(elementAlignment: 1) else { return nil }
         offset = end
@@ -134,7 +138,7 @@ public struct BodyReader {
     /// Reads the next value when it is an array (a dictionary too: an array of dict entries):
     /// `elements` gets a reader of its elements, and this reader moves past the array whatever
     /// `elements` read. Returns what `elements` returns; nil (nothing read) for another type.
-    public mutating func readArray<R>(_ elements: (inout BodyReader) -> R?) -> R? {
+    @inlinable public mutating func readArray<R>(_ elements: (inout BodyReader) -> R?) -> R? {
         startElement()
         guard nextType == Code.array, let elementLength = Self.completeTypeLength(types, typeIndex + 1),
               let alignment = Self.alignment(types[typeIndex + 1]),
@@ -150,7 +154,7 @@ public struct BodyReader {
     /// fields, and this reader moves past the fields `fields` left unread. Returns what `fields`
     /// returns; nil for another type, or when `fields` returns nil (this reader then stops where
     /// it is).
-    public mutating func readStruct<R>(_ fields: (inout BodyReader) -> R?) -> R? {
+    @inlinable public mutating func readStruct<R>(_ fields: (inout BodyReader) -> R?) -> R? {
         startElement()
         guard let code = nextType, code == Code.structBegin || code == Code.dictEntryBegin,
               let length = Self.completeTypeLength(types, typeIndex) else { return nil }
@@ -165,7 +169,7 @@ public struct BodyReader {
     /// Reads the next value when it is a variant: `value` gets a reader of the one value it
     /// holds (its ``nextType`` is the variant's type), and this reader moves past it. Returns
     /// what `value` returns; nil for another type, or when `value` returns nil.
-    public mutating func readVariant<R>(_ value: (inout BodyReader) -> R?) -> R? {
+    @inlinable public mutating func readVariant<R>(_ value: (inout BodyReader) -> R?) -> R? {
         startElement()
         guard nextType == Code.variant, offset < limit else { return nil }
         let length = Int(body.load(fromByteOffset: offset, as: UInt8.self))
@@ -179,7 +183,7 @@ public struct BodyReader {
     }
 
     /// Passes over the next value, whatever its type; false at the end of this level.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func skip() -> Bool {
         startElement()
         guard let code = nextType else { return false }
@@ -204,7 +208,7 @@ public struct BodyReader {
 
     /// Passes over every value left at this level (a struct's or variant's); false when one
     /// cannot be read.
-    private mutating func skipRest() -> Bool {
+    @inlinable mutating func skipRest() -> Bool {
         while !isAtEnd { guard skip() else { return false } }
         return true
     }
@@ -213,7 +217,7 @@ public struct BodyReader {
 
     /// A string's, object path's or signature's bytes (start, count) and where it ends; nil for
     /// another type or when it would run past the enclosing array or lacks its NUL.
-    private func stringBounds(_ code: UInt8) -> (Int, Int, Int)? {
+    @inlinable func stringBounds(_ code: UInt8) -> (Int, Int, Int)? {
         let start: Int, count: Int
         switch code {
         case Code.string, Code.objectPath:
@@ -232,7 +236,7 @@ public struct BodyReader {
 
     /// An array's elements (from after the padding that follows its length word to its end);
     /// nil when it would run past the enclosing array.
-    private func arrayBounds(elementAlignment: Int) -> (Int, Int)? {
+    @inlinable func arrayBounds(elementAlignment: Int) -> (Int, Int)? {
         let at = Self.aligned(offset, 4)
         guard at + 4 <= limit else { return nil }
         let start = Self.aligned(at + 4, elementAlignment)
@@ -241,12 +245,12 @@ public struct BodyReader {
         return (start, end)
     }
 
-    private func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T { body.loadUnaligned(fromByteOffset: offset, as: T.self) }
+    @inlinable func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T { body.loadUnaligned(fromByteOffset: offset, as: T.self) }
 
-    private static func aligned(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
+    @inlinable static func aligned(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
 
     /// The size (and alignment) of a fixed-size basic type; nil for any other code.
-    private static func fixedSize(_ code: UInt8) -> Int? {
+    @inlinable static func fixedSize(_ code: UInt8) -> Int? {
         switch code {
         case Code.byte: 1
         case Code.int16, Code.uint16: 2
@@ -257,7 +261,7 @@ public struct BodyReader {
     }
 
     /// The alignment of a value of type `code`; nil for a code that starts no type.
-    private static func alignment(_ code: UInt8) -> Int? {
+    @inlinable static func alignment(_ code: UInt8) -> Int? {
         switch code {
         case Code.string, Code.objectPath, Code.array: 4
         case Code.signature, Code.variant: 1
@@ -268,7 +272,7 @@ public struct BodyReader {
 
     /// The length of the single complete type starting at `index` of `signature`; nil when none
     /// starts there.
-    static func completeTypeLength(_ signature: UnsafeRawBufferPointer, _ index: Int) -> Int? {
+    @inlinable static func completeTypeLength(_ signature: UnsafeRawBufferPointer, _ index: Int) -> Int? {
         guard index < signature.count else { return nil }
         switch signature[index] {
         case Code.array:
@@ -285,16 +289,27 @@ public struct BodyReader {
         }
     }
 
-    /// The type codes (libdbus's `DBUS_TYPE_…` and `DBUS_…_BEGIN_CHAR` / `_END_CHAR`).
-    enum Code {
-        static let byte = LibDBus.typeByte, boolean = LibDBus.typeBoolean
-        static let int16 = LibDBus.typeInt16, uint16 = LibDBus.typeUInt16
-        static let int32 = LibDBus.typeInt32, uint32 = LibDBus.typeUInt32
-        static let int64 = LibDBus.typeInt64, uint64 = LibDBus.typeUInt64
-        static let double = LibDBus.typeDouble, string = LibDBus.typeString
-        static let objectPath = LibDBus.typeObjectPath, signature = LibDBus.typeSignature
-        static let unixFD = LibDBus.typeUnixFD, array = LibDBus.typeArray, variant = LibDBus.typeVariant
-        static let structBegin = UInt8(ascii: "("), structEnd = UInt8(ascii: ")")
-        static let dictEntryBegin = UInt8(ascii: "{"), dictEntryEnd = UInt8(ascii: "}")
+    /// The type codes (libdbus's `DBUS_TYPE_…` and `DBUS_…_BEGIN_CHAR` / `_END_CHAR`), as the
+    /// D-Bus specification fixes them.
+    @usableFromInline enum Code {
+        @inlinable static var byte: UInt8 { UInt8(ascii: "y") }
+        @inlinable static var boolean: UInt8 { UInt8(ascii: "b") }
+        @inlinable static var int16: UInt8 { UInt8(ascii: "n") }
+        @inlinable static var uint16: UInt8 { UInt8(ascii: "q") }
+        @inlinable static var int32: UInt8 { UInt8(ascii: "i") }
+        @inlinable static var uint32: UInt8 { UInt8(ascii: "u") }
+        @inlinable static var int64: UInt8 { UInt8(ascii: "x") }
+        @inlinable static var uint64: UInt8 { UInt8(ascii: "t") }
+        @inlinable static var double: UInt8 { UInt8(ascii: "d") }
+        @inlinable static var string: UInt8 { UInt8(ascii: "s") }
+        @inlinable static var objectPath: UInt8 { UInt8(ascii: "o") }
+        @inlinable static var signature: UInt8 { UInt8(ascii: "g") }
+        @inlinable static var unixFD: UInt8 { UInt8(ascii: "h") }
+        @inlinable static var array: UInt8 { UInt8(ascii: "a") }
+        @inlinable static var variant: UInt8 { UInt8(ascii: "v") }
+        @inlinable static var structBegin: UInt8 { UInt8(ascii: "(") }
+        @inlinable static var structEnd: UInt8 { UInt8(ascii: ")") }
+        @inlinable static var dictEntryBegin: UInt8 { UInt8(ascii: "{") }
+        @inlinable static var dictEntryEnd: UInt8 { UInt8(ascii: "}") }
     }
 }
