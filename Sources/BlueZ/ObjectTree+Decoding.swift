@@ -1,17 +1,29 @@
-// ObjectTree+Decoding: the service's signals as ObjectTreeEvents (pure: no state, no bus).
+// ObjectTree+Decoding: the service's signals as TreeSignals, and the one type rule of their
+// values (pure: no state, no bus).
 import DBus
+import Foundation
 
 extension ObjectTree {
-    /// Decodes InterfacesAdded / InterfacesRemoved / PropertiesChanged; nil when malformed.
-    static func event(from m: Message) -> ObjectTreeEvent? {
+    // MARK: - Decoding
+
+    /// A PropertiesChanged read in place (before any ``Message`` is made): its lone-change
+    /// form, nil for any other shape (``signal(from:)-(Message)`` then decodes it).
+    static func signal(from view: SignalView) -> TreeSignal? {
+        guard let path = view.path, let change = LoneChange(view) else { return nil }
+        if change.isProperty("Value", of: GattCharacteristic1.interface), let data = change.bytes { return .loneValue(path, data) }
+        return change.basicValue.map { .loneProperty(path, change, $0) }
+    }
+
+    /// InterfacesAdded / InterfacesRemoved / PropertiesChanged decoded; nil when malformed.
+    static func signal(from m: Message) -> TreeSignal? {
         switch (m.interface, m.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             guard m.body.count == 2, case .objectPath(let path) = m.body[0], let ifaces = interfaceMap(m.body[1]) else { return nil }
-            return .interfacesAdded(path, ifaces)
+            return .event(.interfacesAdded(path, ifaces))
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard m.body.count == 2, case .objectPath(let path) = m.body[0],
                   let names = try? [String](dbusValue: m.body[1]) else { return nil }
-            return .interfacesRemoved(path, names)
+            return .event(.interfacesRemoved(path, names))
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard let path = m.path, m.body.count >= 2, case .string(let interface) = m.body[0],
                   let changed = propertyMap(m.body[1]) else { return nil }
@@ -19,7 +31,7 @@ extension ObjectTree {
             if m.body.count > 2, case .array(_, let items) = m.body[2], !items.isEmpty {
                 for case .string(let name) in items { invalidated.append(name) }
             }
-            return .propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+            return .event(.propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated))
         default:
             return nil
         }
@@ -46,6 +58,19 @@ extension ObjectTree {
         }
         return out
     }
+
+    // MARK: - The type rule
+
+    /// A BlueZ property never changes type: it keeps the type it was published with, and a
+    /// change of another type is bad input that must not replace the good value (nor reach
+    /// observers). Whether `new` may replace `cached` (nil: the property is not cached). Every
+    /// route checks its changes here.
+    static func keepsType(_ cached: DBusValue?, _ new: DBusValue) -> Bool {
+        cached.map { $0.hasSameType(as: new) } ?? true
+    }
+
+    /// The type of a characteristic's `Value` (`ay`), for the lone `Value` route's check.
+    static let byteArray = DBusValue.array(element: .byte, [])
 }
 
 extension DBusValue {

@@ -19,7 +19,7 @@ extension ObjectTree {
                 for path in s.objects.keys.sorted(by: >) {
                     let event = ObjectTreeEvent.interfacesRemoved(path, s.objects[path]!.keys.sorted())
                     s.objects.removeValue(forKey: path)
-                    batch.append((event, Self.observers(of: event, in: &s)))
+                    batch.append((event, s.routes.observers(of: event.path)))
                 }
             }
             s.status.loaded = false
@@ -27,17 +27,17 @@ extension ObjectTree {
             if previous != nil || (!wasKnown && owner == nil) {
                 s.status.owner = nil
                 let gone = ObjectTreeEvent.ownerChanged(nil)
-                batch.append((gone, Self.observers(of: gone, in: &s)))
+                batch.append((gone, s.routes.observers(of: nil)))
             }
             s.status.owner = owner
             guard owner != nil else { return nil }
             s.status.everOwned = true
             let event = ObjectTreeEvent.ownerChanged(owner)
-            batch.append((event, Self.observers(of: event, in: &s)))
+            batch.append((event, s.routes.observers(of: event.path)))
             return s.generation
         }
         BlueZLog.debug("\(service) owner: \(owner ?? "none")")
-        deliver(batch)
+        deliver(.events(batch))
         if let generation = load { self.load(generation: generation) }
     }
 
@@ -72,7 +72,7 @@ extension ObjectTree {
             case .failure(let error):
                 s.status.loadError = error
                 let event = ObjectTreeEvent.loadFailed(error)
-                batch.append((event, Self.observers(of: event, in: &s)))
+                batch.append((event, s.routes.observers(of: event.path)))
             case .success(let reply):
                 var snapshot: [ObjectPath: InterfaceProperties] = [:]
                 if case .dict(_, _, let entries)? = reply.body.first {
@@ -88,12 +88,12 @@ extension ObjectTree {
                     let ifaces = snapshot[path]!
                     s.objects[path, default: [:]].merge(ifaces) { _, new in new }
                     let event = ObjectTreeEvent.interfacesAdded(path, ifaces)
-                    batch.append((event, Self.observers(of: event, in: &s)))
+                    batch.append((event, s.routes.observers(of: event.path)))
                 }
                 s.status.loaded = true
-                batch.append((.loaded, Self.observers(of: .loaded, in: &s)))
+                batch.append((.loaded, s.routes.observers(of: nil)))
             }
         }
-        deliver(batch)
+        deliver(.events(batch))
     }
 }

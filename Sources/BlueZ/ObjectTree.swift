@@ -8,9 +8,11 @@ import Locking
 /// Fed by `org.freedesktop.DBus.ObjectManager.GetManagedObjects`, then `InterfacesAdded`,
 /// `InterfacesRemoved` and `org.freedesktop.DBus.Properties.PropertiesChanged`. It uses three
 /// match rules in all, however many objects exist: ObjectManager signals from the service,
-/// PropertiesChanged from the service, and `NameOwnerChanged` for the service's name. Signals are
-/// dispatched to observers by path through dictionaries (exact path, or a subtree by walking the
-/// path's few ancestors).
+/// PropertiesChanged from the service, and `NameOwnerChanged` for the service's name. Each signal
+/// is decoded once into a ``TreeSignal``, checked, applied to the cache and routed by its path
+/// once (``ObjectTreeRoutes``: observers of the whole tree, of an exact path, of a subtree by
+/// walking the path's few ancestors, and the lone-change routes of a characteristic's `Value`
+/// or of one property).
 ///
 /// The rules are added before `GetManagedObjects` is sent, so no change is lost; signals that
 /// arrive before its reply are already reflected in it and are dropped. When the service leaves
@@ -36,73 +38,22 @@ public final class ObjectTree: Sendable {
 
     typealias Handler = @Sendable (ObjectTreeEvent) -> Void
     typealias ValueHandler = @Sendable (Data) -> Void
+    typealias PropertyHandler = @Sendable (ObjectPath, DBusValue) -> Void
 
+    /// What ``state``'s lock guards: the service's status, the cached objects (read and changed
+    /// through ObjectTree+Cache), and the observers (``ObjectTreeRoutes``).
     struct State {
         var status = Status()
-        /// The objects as last written; read and change them through ``objects``, which first
-        /// writes the routed values still held by `valueRoutes` (``writePendingValues()``).
+        /// The objects as last written; read and change them through `objects`, which first
+        /// writes the routed values the routes still hold (`writePendingValues()`).
         var storedObjects: [ObjectPath: InterfaceProperties] = [:]
         var generation = 0
-        var treeObservers: [Int: Handler] = [:]
-        var pathObservers: [ObjectPath: [Int: Handler]] = [:]
-        var subtreeObservers: [ObjectPath: [Int: Handler]] = [:]
+        /// Every observer, and the `Value` bytes routed to value handlers but not yet cached.
+        var routes = ObjectTreeRoutes()
         var nextID = 0
-        /// Every observer of an event about a path (tree, exact and subtree observers), computed
-        /// on the path's first event and reused until an observer comes or goes; bounded.
-        var routes: [ObjectPath: [Handler]] = [:]
-        /// Handlers of lone `Value` changes per characteristic path (``observeValue(at:_:)``),
-        /// each with the bytes of its latest change while they are not yet in `storedObjects`.
-        var valueRoutes: [ObjectPath: ValueRoute] = [:]
-        /// Whether some value route holds bytes not yet written to `storedObjects`.
+        /// Whether some path's route holds bytes not yet written to `storedObjects`.
         var valuesPending = false
-        /// Handlers of lone changes of one property, on any object (``observeProperty(_:of:_:)``).
-        var propertyRoutes: [PropertyRouteKey: [(id: Int, handler: PropertyHandler)]] = [:]
-
-        /// Forgets the computed routes (an observer was added or removed).
-        mutating func observersChanged() { routes.removeAll(keepingCapacity: true) }
-
-        /// Every object and its interfaces, up to date: the routed `Value` bytes are written
-        /// into the cache (as `ay` values) before any read or change of it.
-        var objects: [ObjectPath: InterfaceProperties] {
-            mutating get {
-                writePendingValues()
-                return storedObjects
-            }
-            _modify {
-                writePendingValues()
-                yield &storedObjects
-            }
-        }
-
-        /// Writes the bytes the value routes hold into the cached `Value` properties.
-        mutating func writePendingValues() {
-            guard valuesPending else { return }
-            valuesPending = false
-            // Walked by index (not `indices`, which would share the storage and make the first
-            // change copy the dictionary).
-            var i = valueRoutes.startIndex
-            while i != valueRoutes.endIndex {
-                if let bytes = valueRoutes.values[i].pending {
-                    valueRoutes.values[i].pending = nil
-                    let value = DBusValue.array(element: .byte, bytes.withUnsafeBytes { $0.map { DBusValue.byte($0) } })
-                    storedObjects[valueRoutes.keys[i]]?[GattCharacteristic1.interface]?["Value"] = value
-                }
-                valueRoutes.formIndex(after: &i)
-            }
-        }
     }
-
-    /// The value handlers of one characteristic and its latest routed bytes.
-    struct ValueRoute {
-        var handlers: [(id: Int, handler: ValueHandler)] = []
-        /// The bytes of the latest routed change, not yet in the cache. Only set while the cache
-        /// has the characteristic's interface with no `Value` or an `ay` one, and the cache has
-        /// not been read or changed since (every access writes them first).
-        var pending: Data?
-    }
-
-    /// The most paths whose observers are remembered before the route cache starts over.
-    static let routeCacheLimit = 4096
 
     /// The connection the tree reads.
     public let connection: Connection
@@ -141,12 +92,14 @@ public final class ObjectTree: Sendable {
     }
 
     /// Subscribes (three match rules) and starts tracking the service's owner. Call once.
+    /// PropertiesChanged signals of a lone shape are read in place (the `peek`); the others are
+    /// decoded (ObjectTree+Signals).
     public func start() {
         let objectManager = connection.subscribe(rule: MatchRule(
             sender: service, interface: "org.freedesktop.DBus.ObjectManager")) { [weak self] m in self?.received(m) }
         let properties = connection.subscribe(rule: MatchRule(
             sender: service, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
-            peek: { [weak self] view in self?.receivedValue(view) ?? false }) { [weak self] m in
+            peek: { [weak self] view in self?.received(view) ?? false }) { [weak self] m in
             self?.received(m)
         }
         // Sent after the AddMatch calls on the same connection: the bus has applied the rules

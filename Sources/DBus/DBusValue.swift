@@ -150,7 +150,7 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     /// A path libdbus has already validated.
-    init(unchecked text: String) { rawValue = text }
+    @usableFromInline init(unchecked text: String) { rawValue = text }
 
     /// A literal path; an invalid literal is a programming error and traps.
     public init(stringLiteral value: String) {

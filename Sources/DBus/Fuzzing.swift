@@ -49,74 +49,85 @@ public enum DBusFuzzing {
         return body(SignalView(raw: raw, path: LibDBus.path(raw).map { ObjectPath(unchecked: $0) }, sender: LibDBus.sender(raw)))
     }
 
-    /// Compares ``SignalView``'s in-place readers with the full decoding of the same message
-    /// (``Message``): nil when they agree, else what differs. Each reader must give exactly what
-    /// the decoded body says — except nil where the first argument's length word reads the same
-    /// in both byte orders (the readers then cannot tell the order and leave the message to
-    /// the decoder).
-    public static func inPlaceReaderMismatch(messageBytes: UnsafeRawBufferPointer) -> String? {
+    /// Compares the in-place reader of the message's body (``SignalView/body``, ``BodyReader``)
+    /// with the full decoding of the same message (``Message``): nil when they agree, else what
+    /// differs. When there is a reader, walking it must give every value the decoded body holds,
+    /// and nothing more; there is none exactly when the first argument is not a string or object
+    /// path, or its length word reads the same in both byte orders.
+    public static func bodyReaderMismatch(messageBytes: UnsafeRawBufferPointer) -> String? {
         withSignalView(messageBytes: messageBytes) { view -> String? in
             let message = Message(raw: view.raw)
-            let expected = loneChange(message)
-            let basic = view.onlyChangedBasicProperty()
-            let basicExpected = expected.flatMap { readInPlace($0.value) ? $0 : nil }
-            if basic?.interface != basicExpected?.interface || basic?.name != basicExpected?.name || !same(basic?.value, basicExpected?.value) {
-                return "onlyChangedBasicProperty: \(String(describing: basic)), decoded \(String(describing: basicExpected))"
+            let first: String? = switch message.body.first {
+            case .string(let text)?: text
+            case .objectPath(let path)?: path.rawValue
+            default: nil
             }
-            // The interface and name asked for are the message's own (when it has them) and
-            // another one.
-            let interface = (message.body.first).flatMap { try? $0.as(String.self) } ?? "org.bluez.GattCharacteristic1"
-            let name = expected?.name ?? "Value"
-            for (i, n) in [(interface, name), (interface + "x", name), (interface, name + "x")] {
-                let bytes = view.onlyChangedBytes(interface: i, property: n)
-                var bytesExpected: Data?
-                if let expected, expected.interface == i, expected.name == n, case .array(.byte, _) = expected.value {
-                    bytesExpected = (try? expected.value.as([UInt8].self)).map { Data($0) }
-                }
-                if bytes != bytesExpected {
-                    return "onlyChangedBytes(\(i), \(n)): \(String(describing: bytes)), decoded \(String(describing: bytesExpected))"
-                }
-                // The reader both routes use: the same answers through one read.
-                let change = view.onlyChangedProperty()
-                let asked = change.map { $0.isProperty(n, of: i) && $0.bytes != nil } ?? false
-                if asked != (bytesExpected != nil) || (asked && change?.bytes != bytesExpected) {
-                    return "onlyChangedProperty as (\(i), \(n)): \(String(describing: change?.bytes)), decoded \(String(describing: bytesExpected))"
-                }
+            let length = first.map { UInt32($0.utf8.count) }
+            let expectReader = length.map { $0 != $0.byteSwapped } ?? false
+            guard var reader = view.body else { return expectReader ? "no reader for \(message.signature)" : nil }
+            if !expectReader { return "a reader for \(message.signature) with first argument \(String(describing: message.body.first))" }
+            // A demarshalled message has no file descriptors: the decoder stops at an `h`, at
+            // any depth (a variant may hold one).
+            var walk = reader
+            if holdsFileDescriptor(&walk) { return nil }
+            for (index, value) in message.body.enumerated() where !matches(value, &reader) {
+                return "argument \(index) of \(message.signature) reads differently from \(value)"
             }
-            let change = view.onlyChangedProperty()
-            if let basic, change?.interface != basic.interface || change?.name != basic.name || !same(change?.basicValue, basic.value) {
-                return "onlyChangedProperty: \(String(describing: change?.basicValue)), onlyChangedBasicProperty \(basic)"
-            }
-            return nil
+            return reader.isAtEnd ? nil : "the reader has more than the decoded \(message.signature)"
         } ?? nil
     }
 
-    /// The lone change of a decoded PropertiesChanged body (`sa{sv}as`, one entry, nothing
-    /// invalidated) whose value is basic or a byte array, as the in-place readers should find it.
-    private static func loneChange(_ message: Message) -> (interface: String, name: String, value: DBusValue)? {
-        guard message.signature == "sa{sv}as", message.body.count == 3,
-              case .string(let interface) = message.body[0],
-              case .dict(_, _, let entries) = message.body[1], entries.count == 1,
-              case .array(_, let invalidated) = message.body[2], invalidated.isEmpty,
-              case .string(let name) = entries[0].key, case .variant(let value) = entries[0].value else { return nil }
-        let length = UInt32(interface.utf8.count)
-        guard length != length.byteSwapped else { return nil }
-        if case .array(.byte, _) = value { return (interface, name, value) }
-        return readInPlace(value) ? (interface, name, value) : nil
+    /// Whether `reader`'s next value is `value`, read; each value read through the reader's
+    /// public methods.
+    private static func matches(_ value: DBusValue, _ reader: inout BodyReader) -> Bool {
+        switch value {
+        case .array(.byte, let items):
+            guard let bytes = reader.readBytes() else { return false }
+            return bytes.elementsEqual(items.map { if case .byte(let b) = $0 { b } else { 0 } })
+        case .array(_, let items):
+            return reader.readArray { elements -> Bool? in
+                items.allSatisfy { matches($0, &elements) } && elements.isAtEnd
+            } == true
+        case .dict(_, _, let entries):
+            return reader.readArray { elements -> Bool? in
+                entries.allSatisfy { entry in
+                    elements.readStruct { fields -> Bool? in
+                        matches(entry.key, &fields) && matches(entry.value, &fields) && fields.isAtEnd ? true : nil
+                    } == true
+                } && elements.isAtEnd
+            } == true
+        case .struct(let fields):
+            return reader.readStruct { inner -> Bool? in
+                fields.allSatisfy { matches($0, &inner) } && inner.isAtEnd ? true : nil
+            } == true
+        case .variant(let inner):
+            return reader.readVariant { content -> Bool? in matches(inner, &content) && content.isAtEnd ? true : nil } == true
+        default:
+            return same(reader.readBasic(), value)
+        }
+    }
+
+    /// Whether a value left at `reader`'s level is, or holds, a file descriptor; walks them all.
+    private static func holdsFileDescriptor(_ reader: inout BodyReader) -> Bool {
+        while let code = reader.nextType {
+            let holds: Bool?
+            switch code {
+            case LibDBus.typeUnixFD: return true
+            case LibDBus.typeArray: holds = reader.readArray { holdsFileDescriptor(&$0) }
+            case UInt8(ascii: "("), UInt8(ascii: "{"): holds = reader.readStruct { holdsFileDescriptor(&$0) }
+            case LibDBus.typeVariant: holds = reader.readVariant { holdsFileDescriptor(&$0) }
+            default: holds = reader.skip() ? false : nil
+            }
+            guard let holds else { return false }
+            if holds { return true }
+        }
+        return false
     }
 
     /// Equal values, a double compared by its bits (NaN included).
     private static func same(_ a: DBusValue?, _ b: DBusValue?) -> Bool {
         if case .double(let x)? = a, case .double(let y)? = b { return x.bitPattern == y.bitPattern }
         return a == b
-    }
-
-    /// The basic values the in-place reader decodes (not signatures or file descriptors).
-    private static func readInPlace(_ value: DBusValue) -> Bool {
-        switch value {
-        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath: true
-        default: false
-        }
     }
 
     private static func wire(_ m: OwnedMessage, serial: UInt32) throws(DBusCallError) -> [UInt8] {

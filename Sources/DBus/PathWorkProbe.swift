@@ -13,17 +13,21 @@ import Synchronization
 /// a callback running on it) with ``countOnCurrentThread()``, lets the events run, and reads the
 /// counts with ``stop()``: work on every other thread (parallel tests, the simulator) is not
 /// counted.
-package enum PathWorkProbe {
+///
+/// A test probe, not API: reached with `@_spi(Testing) import DBus`.
+@_spi(Testing)
+public enum PathWorkProbe {
     /// What was counted.
-    package struct Counts: Sendable, Equatable, CustomStringConvertible {
+    public struct Counts: Sendable, Equatable, CustomStringConvertible {
         /// `ObjectPath.hash(into:)` calls: one per dictionary or set lookup by path.
-        package var hashes = 0
+        public var hashes = 0
         /// `ObjectPath` `==` and `isDescendant(of:)` calls.
-        package var comparisons = 0
+        public var comparisons = 0
         /// Observers and route handlers called.
-        package var visits = 0
+        public var visits = 0
 
-        package var description: String { "\(hashes) path hashes, \(comparisons) path comparisons, \(visits) observer visits" }
+        /// The counts in words.
+        public var description: String { "\(hashes) path hashes, \(comparisons) path comparisons, \(visits) observer visits" }
     }
 
     /// The counting thread (`pthread_self()`), 0 when off.
@@ -33,7 +37,7 @@ package enum PathWorkProbe {
     private static let visits = Atomic<Int>(0)
 
     /// Starts counting (from zero) on the calling thread.
-    package static func countOnCurrentThread() {
+    public static func countOnCurrentThread() {
         hashes.store(0, ordering: .relaxed)
         comparisons.store(0, ordering: .relaxed)
         visits.store(0, ordering: .relaxed)
@@ -42,7 +46,7 @@ package enum PathWorkProbe {
 
     /// Stops counting; returns the counts since ``countOnCurrentThread()``.
     @discardableResult
-    package static func stop() -> Counts {
+    public static func stop() -> Counts {
         thread.store(0, ordering: .releasing)
         return Counts(hashes: hashes.load(ordering: .acquiring), comparisons: comparisons.load(ordering: .acquiring),
                       visits: visits.load(ordering: .acquiring))
@@ -62,7 +66,7 @@ package enum PathWorkProbe {
     }
 
     /// One observer or route handler called for an event.
-    @inline(__always) package static func visit() {
+    @inline(__always) public static func visit() {
         if onCountingThread { visits.wrappingAdd(1, ordering: .relaxed) }
     }
 }

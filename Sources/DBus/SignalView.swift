@@ -20,58 +20,25 @@ public struct SignalView {
         self.sender = sender
     }
 
-    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) about
-    /// `interface` whose only change is `property`, holding an array of bytes (`ay`), and that
-    /// invalidates nothing: the bytes, read straight from the message. Nil for any other shape,
-    /// and when the message's byte order cannot be told from its first argument (an empty
-    /// interface name): decode the ``Message`` then.
-    public func onlyChangedBytes(interface: String, property: String) -> Data? {
-        guard let change = loneChange(), LoneChange.equals(change.interface, interface),
-              LoneChange.equals(change.name, property) else { return nil }
-        return change.bytes
-    }
+    /// Whether the message's signature is `signature` (compared in place).
+    public func hasSignature(_ signature: StaticString) -> Bool { LibDBus.hasSignature(raw, literal: signature) }
 
-    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
-    /// changes exactly one property holding a basic value (a byte, boolean, integer, double,
-    /// string or object path) and invalidates nothing: the interface, the property's name and
-    /// its value (the variant unwrapped). Nil for any other shape, as for
-    /// ``onlyChangedBytes(interface:property:)``.
-    public func onlyChangedBasicProperty() -> (interface: String, name: String, value: DBusValue)? {
-        guard let change = loneChange(), let value = change.basicValue else { return nil }
-        return (LoneChange.string(change.interface), LoneChange.string(change.name), value)
-    }
-
-    /// For an `org.freedesktop.DBus.Properties.PropertiesChanged` signal (`sa{sv}as`) that
-    /// changes exactly one property, holding a basic value or an array of bytes, and invalidates
-    /// nothing: the change, read once from the message, for a caller that takes either shape
-    /// (``onlyChangedBytes(interface:property:)`` and ``onlyChangedBasicProperty()`` each read
-    /// it again). Nil for any other shape. Like the view, only valid during the `peek` call.
-    public func onlyChangedProperty() -> LoneProperty? { loneChange().map(LoneProperty.init) }
-
-    /// One change read by ``onlyChangedProperty()``: its names are compared in place, and no
-    /// String is made for them unless asked.
-    public struct LoneProperty {
-        let change: LoneChange
-
-        /// Whether the change is of `property` of `interface` (compared in place).
-        public func isProperty(_ property: String, of interface: String) -> Bool {
-            LoneChange.equals(change.name, property) && LoneChange.equals(change.interface, interface)
-        }
-
-        /// The interface's name.
-        public var interface: String { LoneChange.string(change.interface) }
-        /// The property's name.
-        public var name: String { LoneChange.string(change.name) }
-        /// The bytes, when the value is an array of bytes.
-        public var bytes: Data? { change.bytes }
-        /// The value (the variant unwrapped), when it is a basic value.
-        public var basicValue: DBusValue? { change.basicValue }
-    }
-
-    /// The body read as a lone change (see ``LoneChange``): a received message has been
-    /// validated by libdbus, and its signature is checked here.
-    private func loneChange() -> LoneChange? {
-        guard LibDBus.hasSignature(raw, literal: "sa{sv}as"), let first = LibDBus.firstArgumentString(raw) else { return nil }
-        return LoneChange(firstString: first)
+    /// The body, read in place (see ``BodyReader``): nil when the message's first argument is not
+    /// a string or object path, or when the body's byte order cannot be told from it.
+    ///
+    /// A received message has been validated by libdbus, and reading it (`dbus_message_iter_init`)
+    /// converts a body sent in the other byte order to this machine's. The first argument's text
+    /// is handed out as a pointer into the body right after its length word, so the body starts 4
+    /// bytes before it; that length word must read as the string's length, and read differently
+    /// when byte-swapped (an empty or palindromic length could not tell the order), or the body
+    /// is not read.
+    public var body: BodyReader? {
+        guard let first = LibDBus.firstArgumentText(raw), let signature = LibDBus.signaturePointer(raw) else { return nil }
+        let text = UnsafeRawPointer(first)
+        let body = text - 4
+        let length = strlen(first)
+        let word = body.loadUnaligned(as: UInt32.self)
+        guard Int(word) == length, word != word.byteSwapped else { return nil }
+        return BodyReader(body: body, types: UnsafeRawBufferPointer(start: signature, count: strlen(signature)))
     }
 }

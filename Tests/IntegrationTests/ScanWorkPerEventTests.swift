@@ -2,7 +2,7 @@
 // timed (PathWorkProbe counts path hashes, comparisons and observer visits on the owner thread).
 import BlueCapKit
 import BlueZSimulator
-import DBus
+@_spi(Testing) import DBus
 import Foundation
 import Locking
 import Testing

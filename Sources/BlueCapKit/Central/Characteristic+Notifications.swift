@@ -50,7 +50,7 @@ extension Characteristic {
             switch result {
             case .success(let (fd, mtu)):
                 let socket = NotificationSocket(fd: fd, mtu: mtu, queue: Self.socketQueue, onData: { [weak self] data in
-                    self?.notified(data)
+                    self?.received(data, via: .notificationSocket)
                 }, onClose: { [weak self] in
                     self?.socketClosed()
                 })
@@ -169,24 +169,31 @@ extension Characteristic {
     /// The number of open update streams (abandoned and finished ones are gone).
     var openUpdateStreamCount: Int { self.state.withLock { $0.streams.entries.count } }
 
-    // MARK: - Delivery
+    // MARK: - New values
 
-    /// A datagram on the acquired socket.
-    func notified(_ data: Data) {
-        let update: NotificationUpdate = (self, data)
-        let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
-            s.value = data
-            return s.streams.deliver(update)
-        }
-        for entry in streams { entry.promise.success(update) }
+    /// What carried a new value.
+    enum ValueSource: Equatable {
+        /// A `Value` PropertiesChanged: a StartNotify notification, or the change after a read
+        /// (a notification while the state machine takes property values as such).
+        case propertiesChanged
+        /// A datagram on the AcquireNotify socket: always a notification.
+        case notificationSocket
+        /// The `ReadValue` reply: never a notification.
+        case readReply
     }
 
-    /// `Value` changed in a PropertiesChanged (StartNotify path, or after a read).
-    func valueChanged(_ data: Data) {
+    /// The one entry point of a new value, whatever carried it: ``value`` takes it, and when
+    /// it is a notification the open update streams get it, in the order values arrive.
+    func received(_ data: Data, via source: ValueSource) {
         let update: NotificationUpdate = (self, data)
         let streams = self.state.withLock { s -> [NotificationStreams<NotificationUpdate>.Entry] in
             s.value = data
-            return s.notifications.deliversPropertyValues ? s.streams.deliver(update) : []
+            let isNotification = switch source {
+            case .notificationSocket: true
+            case .propertiesChanged: s.notifications.deliversPropertyValues
+            case .readReply: false
+            }
+            return isNotification ? s.streams.deliver(update) : []
         }
         for entry in streams { entry.promise.success(update) }
     }

@@ -118,7 +118,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, promise: promise) { [self] op in
             if let stale = replacedError(operation) { return op.fail(stale) }
             proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
-                if case .success(let data) = result { self.state.withLock { $0.value = data } }
+                if case .success(let data) = result { self.received(data, via: .readReply) }
                 op.complete(result) { _ in self }
             }
         }

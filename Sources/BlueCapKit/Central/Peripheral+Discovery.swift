@@ -86,7 +86,9 @@ extension Peripheral {
             // cancelled when that entry is replaced or dropped, see `terminate()`), and a weak
             // reference would move every retain and release of the characteristic (several per
             // notification) to the runtime's slow side-table path.
-            let route = tree.observeValue(at: path) { [characteristic] data in characteristic.valueChanged(data) }
+            let route = tree.observeValue(at: path) { [characteristic] data in
+                characteristic.received(data, via: .propertiesChanged)
+            }
             let replaced = state.withLock { s -> ObjectTreeObservation? in
                 guard s.characteristics[path] === characteristic else { return route }
                 defer { s.valueRoutes[path] = route }

@@ -197,7 +197,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         case .propertiesChanged(let p, let interface, let changed, _) where interface == GattCharacteristic1.interface:
             if let value = changed["Value"].flatMap({ try? Data(dbusValue: $0) }),
                let c = state.withLock({ $0.characteristics[p] }) {
-                c.valueChanged(value)
+                c.received(value, via: .propertiesChanged)
             }
         default:
             break

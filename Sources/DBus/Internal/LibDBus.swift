@@ -287,6 +287,8 @@ enum LibDBus {
         dbus_message_is_signal(m, interface, member) != 0
     }
     static func signature(_ m: RawMessage) -> String { dbus_message_get_signature(m).map { String(cString: $0) } ?? "" }
+    /// The message's signature in place (valid while the message lives).
+    static func signaturePointer(_ m: RawMessage) -> UnsafePointer<CChar>? { dbus_message_get_signature(m) }
 
     // MARK: - Message iterators: writing
 
@@ -356,6 +358,15 @@ enum LibDBus {
     static func firstArgumentString(_ m: RawMessage) -> UnsafePointer<CChar>? {
         var iter = RawIter()
         guard initRead(m, &iter), argType(&iter) == typeString else { return nil }
+        var p: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &p)
+        return p
+    }
+    /// The first argument when it is a string or object path: libdbus's pointer into the message
+    /// body (valid while the message lives).
+    static func firstArgumentText(_ m: RawMessage) -> UnsafePointer<CChar>? {
+        var iter = RawIter()
+        guard initRead(m, &iter), argType(&iter) == typeString || argType(&iter) == typeObjectPath else { return nil }
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(&iter, &p)
         return p

@@ -2,7 +2,7 @@
 // decoding into BlueZ property snapshots, as the object tree does with bus input.
 // Built with `-sanitize=fuzzer` (and -DFUZZING) it is a libFuzzer target; otherwise it replays
 // corpus files, or writes the seed corpus with `--write-corpus DIR`.
-import BlueZ
+@_spi(Fuzzing) import BlueZ
 @_spi(Fuzzing) import DBus
 import Foundation
 import FuzzSupport
@@ -60,12 +60,16 @@ func decodeBody(_ m: Message) {
     _ = m.description
 }
 
-/// One input. The in-place readers of a signal (``SignalView``) must agree with the decoded body.
+/// One input. The in-place readers of a signal (DBus's ``BodyReader``, BlueZ's lone
+/// PropertiesChanged change on it) must agree with the decoded body.
 func fuzzMessage(_ bytes: UnsafeRawBufferPointer) {
     guard let m = DBusFuzzing.decode(messageBytes: bytes) else { return }
     decodeBody(m)
-    if let mismatch = DBusFuzzing.inPlaceReaderMismatch(messageBytes: bytes) {
-        fatalError("SignalView's in-place reading differs from the decoded message: \(mismatch)")
+    if let mismatch = DBusFuzzing.bodyReaderMismatch(messageBytes: bytes) {
+        fatalError("the in-place body reader differs from the decoded message: \(mismatch)")
+    }
+    if let mismatch = BlueZFuzzing.loneChangeMismatch(messageBytes: bytes) {
+        fatalError("the in-place PropertiesChanged reading differs from the decoded message: \(mismatch)")
     }
 }
 

@@ -1,24 +1,25 @@
-// SignalView: reading a PropertiesChanged in place.
+// LoneChange: reading a PropertiesChanged in place, from a live bus.
+@testable import BlueZ
 import DBus
 import Foundation
 import Testing
 import TestSupport
 
-@Suite("Signals read in place")
-struct SignalViewTests {
+@Suite("PropertiesChanged read in place")
+struct LoneChangeTests {
     static let interface = "org.bluez.GattCharacteristic1"
 
     static func bytes(_ values: [UInt8]) -> DBusValue { .array(element: .byte, values.map { .byte($0) }) }
 
-    @Test("onlyChangedBytes takes a lone byte-array change with nothing invalidated, and no other shape")
-    func onlyChangedBytesShapes() async throws {
+    @Test("a lone byte-array change of Value with nothing invalidated gives its bytes, and no other shape")
+    func loneValueShapes() async throws {
         try await withTestBus { bus in
             let emitter = try bus.connect()
             let listener = try bus.connect()
             let read = Collector<Data?>()
             let rule = MatchRule(sender: emitter.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let subscription = listener.subscribe(rule: rule, peek: { view in
-                read.append(view.onlyChangedBytes(interface: Self.interface, property: "Value"))
+                read.append(LoneChange(view).flatMap { $0.isProperty("Value", of: Self.interface) ? $0.bytes : nil })
                 return true
             }, { _ in })
             defer { subscription.cancel() }
@@ -46,8 +47,8 @@ struct SignalViewTests {
         }
     }
 
-    @Test("onlyChangedProperty reads a lone change once: its names compared in place, a byte array or a basic value, and no other shape")
-    func onlyChangedPropertyShapes() async throws {
+    @Test("a lone change is read once: its names compared in place, a byte array or a basic value, and no other shape")
+    func loneChangeShapes() async throws {
         try await withTestBus { bus in
             let emitter = try bus.connect()
             let listener = try bus.connect()
@@ -57,8 +58,8 @@ struct SignalViewTests {
             let read = Collector<Read?>()
             let rule = MatchRule(sender: emitter.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let subscription = listener.subscribe(rule: rule, peek: { view in
-                read.append(view.onlyChangedProperty().map { c in
-                    Read(interface: c.interface, name: c.name, isRSSI: c.isProperty("RSSI", of: "org.bluez.Device1"),
+                read.append(LoneChange(view).map { c in
+                    Read(interface: c.interfaceName, name: c.propertyName, isRSSI: c.isProperty("RSSI", of: "org.bluez.Device1"),
                          isValue: c.isProperty("Value", of: Self.interface), bytes: c.bytes, basic: c.basicValue)
                 })
                 return true
