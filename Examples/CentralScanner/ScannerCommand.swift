@@ -14,6 +14,7 @@ enum ScannerCommand {
         let options: ScannerOptions
         do { options = try ScannerOptions.read(arguments) } catch { return error.status }
         let console = Console(program: ScannerOptions.program, json: options.json)
+        if options.doctor { return await DoctorMode.run(options, console) }
 
         // The bus: the system bus, or a private one with a simulated bluetoothd.
         var world: SimulatedWorld?

@@ -13,6 +13,7 @@ struct ScannerOptions: CommandOptions {
                central-scanner --list-adapters [--json] [--simulate]
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
                central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
+               central-scanner --doctor [--json] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
           line with --json ({"event":"discovered","address":…,"name":…,"rssi":…,"uuids":[…],
@@ -47,6 +48,14 @@ struct ScannerOptions: CommandOptions {
             --auto-confirm      the agent is DisplayYesNo and confirms every passkey it is shown
                                 (without either: NoInputNoOutput, Just Works)
 
+          Doctor mode: what stops Bluetooth from working here, and how to fix it — bluetoothd on the
+          bus, the D-Bus policy (calls, agent, GATT application, advertisement), rfkill, the adapters
+          (power, roles, advertising instances), experimental interfaces, main.conf, the BlueZ
+          version. A table, or one JSON object per finding ({"event":"finding","check":…,
+          "status":"ok"|"info"|"warning"|"problem","cause":…,"fix":…}). Exit 0 without a problem,
+          1 with one, 2 when bluetoothd cannot be reached. With --simulate it examines the
+          simulated bluetoothd (and skips this machine's files).
+
           All modes:
             --adapter hciN      the adapter to use (default: the first powered one; hci0 with --simulate)
             --json              JSON lines on stdout (progress events included)
@@ -71,6 +80,7 @@ struct ScannerOptions: CommandOptions {
     var pair: String?
     var passkey: UInt32?
     var autoConfirm = false
+    var doctor = false
 
     /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
     private var scanOnly: [String] = []
@@ -94,6 +104,7 @@ struct ScannerOptions: CommandOptions {
             passive.append(pattern)
             scanOnly.append(option)
         case "--list-adapters": listAdapters = true
+        case "--doctor": doctor = true
         case "--service":
             let text = try args.value(for: option)
             guard let uuid = BLEUUID(string: text) else { throw UsageError("--service needs a UUID (180D or 128-bit), not \(text)") }
@@ -126,6 +137,9 @@ struct ScannerOptions: CommandOptions {
         if !accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }
         if allAdapters, !passive.isEmpty { throw UsageError("--passive monitors one adapter, not --adapter all") }
         if listAdapters, accelerometer || pair != nil || !scanOnly.isEmpty { throw UsageError("--list-adapters takes only --json and --simulate") }
+        if doctor, listAdapters || accelerometer || pair != nil || !scanOnly.isEmpty || !accelerometerOnly.isEmpty || adapter != nil {
+            throw UsageError("--doctor takes only --json and --simulate")
+        }
         if pair != nil, accelerometer { throw UsageError("--pair and --accelerometer do not mix") }
         if pair != nil, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --pair") }
         if pair == nil, let first = pairOnly.first { throw UsageError("\(first) needs --pair") }

@@ -46,7 +46,7 @@ public struct Adapter1: Sendable {
         public var alias: String?
         /// `Powered`.
         public var powered: Bool?
-        /// `PowerState` ("on", "off", "off-enabling", "on-disabling", "off-blocked"), BlueZ 5.64+.
+        /// `PowerState` ("on", "off", "off-enabling", "on-disabling", "off-blocked"), BlueZ 5.66+.
         public var powerState: String?
         /// `Discoverable`.
         public var discoverable: Bool?
@@ -60,9 +60,9 @@ public struct Adapter1: Sendable {
         public var roles: [String]?
         /// `DiscoverableTimeout` in seconds (0: forever).
         public var discoverableTimeout: UInt32?
-        /// `Manufacturer`: the controller's company identifier (BlueZ 5.66+, experimental).
+        /// `Manufacturer`: the controller's company identifier (BlueZ 5.71+).
         public var manufacturer: UInt16?
-        /// `Version`: the controller's Bluetooth core version code (BlueZ 5.66+, experimental).
+        /// `Version`: the controller's Bluetooth core version code (BlueZ 5.71+).
         public var version: UInt8?
         /// `Modalias`.
         public var modalias: String?

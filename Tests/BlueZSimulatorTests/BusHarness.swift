@@ -14,10 +14,11 @@ final class BusHarness: Sendable {
     let signals = Collector<Message>()
     private let subscription: SignalSubscription
 
-    /// `clock`: what times the simulator's delays (real time when nil).
-    static func start(adapters: Int = 2, clock: (any TimerClock)? = nil) async throws -> BusHarness {
+    /// `clock`: what times the simulator's delays (real time when nil); `profile`: the BlueZ
+    /// release imitated.
+    static func start(adapters: Int = 2, profile: BlueZProfile = .bluez5_66, clock: (any TimerClock)? = nil) async throws -> BusHarness {
         let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, clock: clock)
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, profile: profile, clock: clock)
         let client = try bus.connect()
         return try await BusHarness(bus: bus, simulator: simulator, client: client)
     }

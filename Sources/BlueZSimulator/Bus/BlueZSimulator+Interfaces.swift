@@ -28,8 +28,12 @@ extension BlueZSimulator {
         "org.bluez.AdvertisementMonitorManager1": [("RegisterMonitor", "o", ""), ("UnregisterMonitor", "o", "")],
     ]
 
+    /// The methods of `interface` as the imitated release exports them (``BlueZProfile``):
+    /// `Adapter1.ConnectDevice` only with `--experimental`.
     func methods(_ interface: String, _ path: String) -> [DBusMethod] {
-        (Self.signatures[interface] ?? []).map { name, input, output in
+        let connectDevice = core.profile.exportsConnectDevice
+        return (Self.signatures[interface] ?? []).filter { interface != "org.bluez.Adapter1" || $0.0 != "ConnectDevice" || connectDevice }
+            .map { name, input, output in
             DBusMethod(name, input: input, output: output) { [weak self] call, responder in
                 guard let self else { return }
                 self.queue.async { self.route(interface, name, path, call, responder) }

@@ -48,16 +48,19 @@ public final class BlueZSimulator: @unchecked Sendable {
     /// `CentralManager` makes both sides' deadlines fall due only when a test advances it (the
     /// due work then runs on the simulator's queue, not the advancing thread).
     /// Throws when the bus is unreachable or the name is already owned.
-    /// With `experimental`, the adapters export `org.bluez.AdvertisementMonitorManager1` as
-    /// bluetoothd 5.66 does only when run with `--experimental`.
-    public static func start(busAddress: String, adapters: Int = 2, experimental: Bool = false,
-                             clock: (any TimerClock)? = nil) async throws -> BlueZSimulator {
-        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters, experimental: experimental, clock: clock)
+    /// `profile` is the BlueZ release imitated (``BlueZProfile/bluez5_66`` by default): which
+    /// interfaces, methods and properties are exported. `experimental`, when given, overrides the
+    /// profile's: as bluetoothd run with `--experimental`, the adapters export
+    /// `org.bluez.AdvertisementMonitorManager1` (on releases that have it) and `Adapter1.ConnectDevice`.
+    public static func start(busAddress: String, adapters: Int = 2, profile: BlueZProfile = .bluez5_66,
+                             experimental: Bool? = nil, clock: (any TimerClock)? = nil) async throws -> BlueZSimulator {
+        let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters,
+                                     profile: experimental.map { profile.experimental($0) } ?? profile, clock: clock)
         try await sim.takeName()
         return sim
     }
 
-    private init(busAddress: String, adapters: Int, experimental: Bool, clock: (any TimerClock)?) throws {
+    private init(busAddress: String, adapters: Int, profile: BlueZProfile, clock: (any TimerClock)?) throws {
         let queue = DispatchQueue(label: "bluez-sim")
         self.queue = queue
         self.busAddress = busAddress
@@ -70,7 +73,7 @@ public final class BlueZSimulator: @unchecked Sendable {
         queue.sync {
             core.bridge = bridgeBox
             core.monitorBridge = bridgeBox
-            core.experimental = experimental
+            core.profile = profile
             bringUp()
             core.start(adapters: adapters)
         }
@@ -121,6 +124,9 @@ public final class BlueZSimulator: @unchecked Sendable {
             throw BlueZErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: "\(Self.busName) is already owned on \(busAddress)")
         }
     }
+
+    /// The BlueZ release imitated (set at ``start(busAddress:adapters:profile:experimental:clock:)``).
+    public var profile: BlueZProfile { sync { _ in core.profile } }
 
     /// The unique name of the connection owning `org.bluez` (changes on `restart()`).
     public var uniqueName: String { sync { _ in connection.uniqueName } }

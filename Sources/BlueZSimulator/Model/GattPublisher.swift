@@ -16,6 +16,8 @@ final class GattPublisher {
     }
 
     private let store: ObjectStore
+    /// Characteristics carry `MTU` (BlueZ 5.62+; ``BlueZProfile/characteristicMTU``).
+    var includesMTU = true
     /// GATT object path → (device, attribute).
     private var index: [String: (device: DeviceState, target: ObjectKind)] = [:]
 
@@ -45,8 +47,9 @@ final class GattPublisher {
                 let cp = BlueZPath.characteristic(service: sp, handle: c.handle)
                 var props: [String: PropertyValue] = [
                     "UUID": .string(c.uuid), "Service": .objectPath(sp), "Flags": .strings(c.flags),
-                    "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
+                    "Handle": .uint16(c.handle),
                 ]
+                if includesMTU { props["MTU"] = .uint16(mtu) }
                 if c.canNotify {
                     props["Notifying"] = .bool(false)
                     props["NotifyAcquired"] = .bool(false)

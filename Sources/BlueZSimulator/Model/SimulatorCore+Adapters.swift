@@ -57,12 +57,10 @@ extension SimulatorCore {
                 "Alias": .string(a.alias ?? a.systemName),
                 "Class": .uint32(0x000000),
                 "Powered": .bool(a.powered),
-                "PowerState": .string(a.powered ? "on" : "off"),
                 "Discoverable": .bool(a.discoverable),
                 "DiscoverableTimeout": .uint32(a.discoverableTimeout),
                 "Pairable": .bool(a.pairable),
                 "PairableTimeout": .uint32(0),
-                "Connectable": .bool(true),
                 "Discovering": .bool(a.discovering),
                 "UUIDs": .strings(adapterUUIDs(a)),
                 "Modalias": .string("usb:v1D6Bp0246d054F"),
@@ -71,7 +69,15 @@ extension SimulatorCore {
             "org.bluez.GattManager1": [:],
             "org.bluez.LEAdvertisingManager1": advertisingManagerProperties(a),
         ]
-        if experimental { map["org.bluez.AdvertisementMonitorManager1"] = monitorManagerProperties }
+        if profile.exportsPowerState { map["org.bluez.Adapter1"]?["PowerState"] = .string(a.powered ? "on" : "off") }
+        if profile.adapterConnectable { map["org.bluez.Adapter1"]?["Connectable"] = .bool(true) }
+        if profile.adapterManufacturerAndVersion {
+            // Linux Foundation's company identifier; core version code 0x0C (Bluetooth 5.3).
+            map["org.bluez.Adapter1"]?["Manufacturer"] = .uint16(0x05F1)
+            map["org.bluez.Adapter1"]?["Version"] = .byte(0x0C)
+        }
+        if profile.exportsExperimentalFeatures { map["org.bluez.Adapter1"]?["ExperimentalFeatures"] = .strings(profile.experimentalFeatures) }
+        if profile.exportsAdvertisementMonitorManager { map["org.bluez.AdvertisementMonitorManager1"] = monitorManagerProperties }
         return map
     }
 
@@ -150,9 +156,9 @@ extension SimulatorCore {
             a.discoverableWork = nil
         }
         a.powered = on
-        store.update(a.path, "org.bluez.Adapter1", [
-            "Powered": .bool(on), "PowerState": .string(on ? "on" : "off"), "Discoverable": .bool(a.discoverable),
-        ])
+        var changed: [String: PropertyValue?] = ["Powered": .bool(on), "Discoverable": .bool(a.discoverable)]
+        if profile.exportsPowerState { changed["PowerState"] = .string(on ? "on" : "off") }
+        store.update(a.path, "org.bluez.Adapter1", changed)
         if !on { updateDiscovering(a) }
     }
 }

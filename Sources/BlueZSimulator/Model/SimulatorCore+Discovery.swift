@@ -140,6 +140,7 @@ extension SimulatorCore {
             "UUIDs": .strings((ad?.uuids ?? []).sorted()),
             "Adapter": .objectPath(a.path),
         ]
+        if !profile.deviceBonded { p["Bonded"] = nil }
         if let ad {
             if let name = ad.name { p["Name"] = .string(name) }
             if a.discovering { p["RSSI"] = .int16(ad.rssi) }

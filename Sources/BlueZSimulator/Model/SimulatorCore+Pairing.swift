@@ -161,9 +161,9 @@ extension SimulatorCore {
     private func bond(_ device: DeviceState, mirror: String?, _ attempt: PairingAttempt) {
         (device.peer as? PeripheralPeer)?.bondLost = false
         device.isEncrypted = true
-        store.update(device.path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+        store.update(device.path, "org.bluez.Device1", pairedProperties)
         if let mirror, store.contains(mirror) {
-            store.update(mirror, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+            store.update(mirror, "org.bluez.Device1", pairedProperties)
         }
         endPairing(attempt, .success(()))
     }
@@ -249,7 +249,16 @@ extension SimulatorCore {
         guard device.link == .connected || reachable(device) != nil else {
             return done(.failure(.failed("Page Timeout")))
         }
-        store.update(path, "org.bluez.Device1", ["Paired": .bool(true), "Bonded": .bool(true)])
+        store.update(path, "org.bluez.Device1", pairedProperties)
         done(.success(()))
+    }
+}
+
+// MARK: - Bond properties
+
+extension SimulatorCore {
+    /// Device1's properties once paired: `Paired`, and `Bonded` where the release has it (5.65+).
+    var pairedProperties: [String: PropertyValue?] {
+        profile.deviceBonded ? ["Paired": .bool(true), "Bonded": .bool(true)] : ["Paired": .bool(true)]
     }
 }

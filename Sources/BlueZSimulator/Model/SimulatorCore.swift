@@ -51,9 +51,17 @@ public final class SimulatorCore: @unchecked Sendable {
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ClockTask?
     var stormTick = 0
-    /// bluetoothd runs with `--experimental`: adapters export `AdvertisementMonitorManager1`.
-    /// Set before adapters are published (``BlueZSimulator/start(busAddress:adapters:experimental:clock:)``).
-    public var experimental = false
+    /// The BlueZ release imitated: which interfaces, methods and properties are exported. Set
+    /// before adapters are published (``BlueZSimulator/start(busAddress:adapters:profile:experimental:clock:)``).
+    public var profile: BlueZProfile = .bluez5_66 {
+        didSet { gatt.includesMTU = profile.characteristicMTU }
+    }
+    /// bluetoothd runs with `--experimental` (``BlueZProfile/experimental``): adapters export
+    /// `AdvertisementMonitorManager1` when the release has it.
+    public var experimental: Bool {
+        get { profile.exportsAdvertisementMonitorManager }
+        set { profile.experimental = newValue }
+    }
     /// Reaches registered monitoring apps (set by the D-Bus face).
     public weak var monitorBridge: MonitorBridge?
     /// Registered advertisement monitoring apps by (owner, root).
