@@ -74,13 +74,14 @@ enum VM {
         return nil
     }
 
-    /// Starts bluetoothd as `Scripts/bluez-vm/guest/bluez-up` does (`-n` plus
-    /// `BLUEZ_VM_BLUETOOTHD_ARGS`), logging to `bluetoothd-restarted.log`. It outlives the test
-    /// process: the VM's init reaps it.
+    /// Starts bluetoothd as `Scripts/bluez-vm/guest/bluez-up` does (`BLUEZ_VM_BLUETOOTHD`, the
+    /// binary of the BlueZ version under test, with `-n` plus `BLUEZ_VM_BLUETOOTHD_ARGS`),
+    /// logging to `bluetoothd-restarted.log`. It outlives the test process: the VM's init reaps it.
     static func startBluetoothd() throws -> pid_t {
-        let args = (ProcessInfo.processInfo.environment["BLUEZ_VM_BLUETOOTHD_ARGS"] ?? "-d")
-            .split(separator: " ").map(String.init)
-        return try spawn("/usr/libexec/bluetooth/bluetoothd", ["-n"] + args, log: logDirectory + "/bluetoothd-restarted.log")
+        let environment = ProcessInfo.processInfo.environment
+        let args = (environment["BLUEZ_VM_BLUETOOTHD_ARGS"] ?? "-d").split(separator: " ").map(String.init)
+        let binary = environment["BLUEZ_VM_BLUETOOTHD"] ?? "/usr/libexec/bluetooth/bluetoothd"
+        return try spawn(binary, ["-n"] + args, log: logDirectory + "/bluetoothd-restarted.log")
     }
 
     // MARK: - child processes

@@ -70,6 +70,12 @@ enum AdapterFindings {
             var have: [String] = []
             if !monitors.isEmpty { have.append("AdvertisementMonitorManager1 (passive scanning)") }
             if !connectDevice.isEmpty { have.append("Adapter1.ConnectDevice") }
+            if monitors.isEmpty {
+                return (DoctorFinding(check: "experimental", status: .info,
+                                      cause: "bluetoothd's experimental interfaces are on (\(have.joined(separator: ", "))), but it has no "
+                                        + "AdvertisementMonitorManager1 (BlueZ 5.56+): passive scanning is unavailable\(features)",
+                                      fix: "a bluetoothd of BlueZ 5.56 or later for passive scanning"), true)
+            }
             return (DoctorFinding(check: "experimental", status: .ok, cause: "bluetoothd's experimental interfaces are on: \(have.joined(separator: ", "))\(features)"), true)
         }
         return (DoctorFinding(check: "experimental", status: .info,

@@ -29,8 +29,12 @@ extension BluetoothSession {
     ///
     /// On this machine (paths in `options`; nil skips): `rfkill` (bluetooth switches' `soft` and
     /// `hard` in `/sys/class/rfkill`), `main.conf` (`Experimental`, `Cache`, `JustWorksRepairing`,
-    /// `ControllerMode`, `[GATT] Channels` of `/etc/bluetooth/main.conf`) and `version` (the
-    /// `bluez` package in dpkg's database; bluetoothd does not say its version over D-Bus).
+    /// `ControllerMode`, `[GATT] Channels` of `/etc/bluetooth/main.conf`) and `version`: bluetoothd
+    /// does not say its version over D-Bus, so the releases its `Adapter1` properties fit
+    /// (`Roles` 5.55, `PowerState` 5.66 — experimental until 5.73 —, `Manufacturer` 5.71,
+    /// `Connectable` 5.79) are compared with
+    /// the `bluez` package in dpkg's database; a package outside them is a warning (a bluetoothd
+    /// built from source, or not restarted after an upgrade).
     ///
     /// The probes leave nothing registered. Print the result with ``DoctorFinding/table(_:)``
     /// or encode each finding as JSON.

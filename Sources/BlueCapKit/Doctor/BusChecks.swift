@@ -20,9 +20,16 @@ struct BusChecks: Sendable {
 
     private static let probes = Locked(0)
 
-    /// The findings, and whether any adapter exports an experimental interface (nil: no adapter
-    /// was seen).
-    func run() async -> ([DoctorFinding], Bool?) {
+    /// What the bus said: the findings, whether any adapter exports an experimental interface
+    /// and the releases the adapters' interfaces fit (both nil when no adapter was seen).
+    struct Outcome: Sendable {
+        var findings: [DoctorFinding]
+        var experimental: Bool?
+        var era: InterfaceEra?
+    }
+
+    /// Every bus check, in order.
+    func run() async -> Outcome {
         // The policy lets this program call org.bluez at all: ObjectManager.GetManagedObjects.
         let objects: Objects
         switch await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects") {
@@ -31,11 +38,11 @@ struct BusChecks: Sendable {
             let count = objects.count
             var findings = [DoctorFinding(check: "policy.call", status: .ok, cause: "org.bluez answers this user (GetManagedObjects: \(count) objects)")]
             findings += await agentProbe()
-            let (adapterFindings, experimental) = await adapters(objects)
-            findings += adapterFindings
-            return (findings, experimental)
+            var outcome = await adapters(objects)
+            outcome.findings = findings + outcome.findings
+            return outcome
         case .failure(let e):
-            return ([policyFailure("policy.call", "GetManagedObjects", e)], nil)
+            return Outcome(findings: [policyFailure("policy.call", "GetManagedObjects", e)])
         }
     }
 
@@ -104,11 +111,11 @@ struct BusChecks: Sendable {
 
     // MARK: Adapters
 
-    private func adapters(_ objects: Objects) async -> ([DoctorFinding], Bool?) {
+    private func adapters(_ objects: Objects) async -> Outcome {
         let paths = objects.keys.filter { objects[$0]?["org.bluez.Adapter1"] != nil }.sorted()
         guard let first = paths.first else {
-            return ([DoctorFinding(check: "adapters", status: .problem, cause: "bluetoothd sees no adapter (no controller, or its driver or firmware is missing)",
-                                   fix: "plug in a controller; dmesg | grep -i bluetooth shows driver and firmware errors")], nil)
+            return Outcome(findings: [DoctorFinding(check: "adapters", status: .problem, cause: "bluetoothd sees no adapter (no controller, or its driver or firmware is missing)",
+                                                    fix: "plug in a controller; dmesg | grep -i bluetooth shows driver and firmware errors")])
         }
         var findings = [DoctorFinding(check: "adapters", status: .ok, cause: "\(paths.count) adapter\(paths.count == 1 ? "" : "s"): "
                                       + paths.map { Adapter1.name(of: (try? ObjectPath($0)) ?? "/") }.joined(separator: ", "))]
@@ -126,7 +133,8 @@ struct BusChecks: Sendable {
         if probe { findings.append(await applicationProbe(adapter: first)) }
         let (experimental, seen) = AdapterFindings.experimental(objects: objects, adapters: paths, introspections: introspections)
         findings.append(experimental)
-        return (findings, seen)
+        let era = InterfaceEra(adapterProperties: Set(objects[first]?["org.bluez.Adapter1"].map { Array($0.keys) } ?? []), experimental: seen)
+        return Outcome(findings: findings, experimental: seen, era: era)
     }
 
     // MARK: Calls

@@ -19,16 +19,15 @@ struct Doctor: Sendable {
         var findings: [DoctorFinding] = []
         let reachable = await reachability()
         findings.append(reachable)
-        var experimentalSeen: Bool?
+        var outcome = BusChecks.Outcome(findings: [])
         if reachable.status != .problem, let connection = session.connection, let owner = session.tree?.status.owner {
             let bus = BusChecks(connection: connection, owner: owner, timeout: timeout, probe: options.probeRegistrations)
-            let (busFindings, experimental) = await bus.run()
-            findings += busFindings
-            experimentalSeen = experimental
+            outcome = await bus.run()
+            findings += outcome.findings
         }
         findings += rfkill()
-        findings += mainConf(experimentalSeen: experimentalSeen)
-        findings.append(version())
+        findings += mainConf(experimentalSeen: outcome.experimental)
+        findings.append(version(era: outcome.era))
         return findings
     }
 
@@ -123,15 +122,26 @@ struct Doctor: Sendable {
 
     // MARK: Version
 
-    /// The BlueZ version, when the package database says it.
-    func version() -> DoctorFinding {
+    /// The BlueZ version: the releases the running bluetoothd's interfaces fit (`era`, nil when
+    /// no adapter was seen) and the installed package's version, when the package database says
+    /// it. A package outside the era is a warning: the bluetoothd running is not the package's.
+    func version(era: InterfaceEra?) -> DoctorFinding {
+        let running = era.map { "the running bluetoothd's Adapter1 is that of BlueZ \($0.description)" }
         guard let db = options.packageDatabase else {
-            return DoctorFinding(check: "version", status: .info, cause: "not checked (this session's bluetoothd is not this machine's)")
+            return DoctorFinding(check: "version", status: .info, cause: running ?? "unknown: no adapter to read the interfaces of")
         }
-        if let v = SystemState.packageVersion(database: db) {
-            return DoctorFinding(check: "version", status: .info, cause: "bluez package \(v) (\(db))")
+        guard let package = SystemState.packageVersion(database: db) else {
+            return DoctorFinding(check: "version", status: .info,
+                                 cause: [running, "no installed bluez package in \(db)"].compactMap { $0 }.joined(separator: "; "))
         }
-        return DoctorFinding(check: "version", status: .info,
-                             cause: "unknown: no installed bluez package in \(db) (bluetoothd does not say its version over D-Bus)")
+        guard let era, let running else {
+            return DoctorFinding(check: "version", status: .info, cause: "bluez package \(package) (\(db))")
+        }
+        if era.contains(version: package) == false {
+            return DoctorFinding(check: "version", status: .warning,
+                                 cause: "\(running), not the installed bluez package \(package): a bluetoothd built from source, or one not restarted after an upgrade",
+                                 fix: "systemctl restart bluetooth; if it persists, see which binary the service runs (systemctl cat bluetooth)")
+        }
+        return DoctorFinding(check: "version", status: .info, cause: "bluez package \(package); \(running)")
     }
 }
