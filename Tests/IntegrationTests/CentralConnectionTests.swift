@@ -148,6 +148,8 @@ struct CentralConnectionTests {
         let h = try await CentralRig.start()
         defer { h.stop() }
         let addresses = (10..<30).map { "C0:FF:EE:00:01:\($0)" }
+        // The simulated controller holds every link: a budget above the default's 5.
+        h.session.connectionSlots.setBudget(addresses.count, for: nil)
         for a in addresses { h.simulator.add(simulatedSensorTag(a)) }
         let found = Collector<Peripheral>()
         h.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).onSuccess(context: .immediate) { found.append($0) }

@@ -37,6 +37,8 @@ struct ConnectReliabilityTests {
         let rig = try await CentralRig.start(manualClock: true)
         defer { rig.stop() }
         let wanted = addresses(10)
+        // The simulated controller holds every link: a budget above the default's 5.
+        rig.session.connectionSlots.setBudget(wanted.count, for: nil)
         for a in wanted { rig.simulator.add(simulatedSensorTag(a)) }
         let peripherals = try await rig.discover(wanted)
         // Every device's first Connect gets InProgress, its second le-connection-abort-by-local.

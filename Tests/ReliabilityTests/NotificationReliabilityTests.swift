@@ -126,6 +126,8 @@ struct NotificationReliabilityTests {
         let rig = try await CentralRig.start()
         defer { rig.stop() }
         let wanted = addresses(50)
+        // The simulated controller holds every link: a budget above the default's 5.
+        rig.session.connectionSlots.setBudget(wanted.count, for: nil)
         for a in wanted { rig.simulator.add(simulatedSensorTag(a)) }
         let peripherals = try await rig.discover(wanted, timeout: .seconds(15))
         // Half the devices refuse AcquireNotify: their values come as PropertiesChanged signals.

@@ -109,6 +109,8 @@ struct RestartReliabilityTests {
         let states = Collector<ManagerState>()
         rig.manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
         let wanted = addresses(10)
+        // The simulated controller holds every link: a budget above the default's 5.
+        rig.session.connectionSlots.setBudget(wanted.count, for: nil)
         for round in 0..<3 {
             for x in wanted { rig.simulator.add(simulatedSensorTag(x)) }
             let peripherals = try await rig.discover(wanted)

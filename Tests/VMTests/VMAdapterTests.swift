@@ -1,6 +1,6 @@
 // Real BlueZ: adapters (enumeration, power, several at once) and passive scanning through
 // AdvertisementMonitorManager1. The three-controller tests run in test-vm's `vm-adapters` step
-// (`--controllers 3 --bluetoothd-args "-d -E"`); the test of the error without --experimental
+// (`--controllers 4 --bluetoothd-args "-d -E"`); the test of the error without --experimental
 // runs in the `vm-tests` step (default bluetoothd arguments).
 
 import BlueCapKit

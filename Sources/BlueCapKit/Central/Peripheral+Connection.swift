@@ -79,9 +79,9 @@ extension Peripheral {
     /// get the cached value there), then performs its actions outside the lock. `newStream` is
     /// the stream of a `connect(...)` call, installed by ``ConnectionStateMachine/Action/openStream``.
     /// An attempt's timer that the transition ended is taken out under the same lock.
-    func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueZError? = nil) {
-        let (actions, stream, previous, endedTimer) = state.withLock {
-            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?) in
+    func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueCapError? = nil) {
+        let (actions, stream, previous, endedTimer, releaseSlot) = state.withLock {
+            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?, Bool) in
             let connected = s.properties.connected == true && s.connection.deviceConnectedIsCurrent
             let actions = s.connection.handle(Self.withDeviceConnected(event, connected))
             var previous: StreamPromise<ConnectionUpdate>?
@@ -96,8 +96,12 @@ extension Peripheral {
             }
             let stream = s.connectPromise
             if case .tearDown = actions.last { s.connectPromise = nil }
-            return (actions, stream, previous, ended)
+            // The slot is held while an attempt is under way or the link is ours.
+            let releaseSlot = s.slotHeld && !Self.holdsSlot(s.connection.phase)
+            if releaseSlot { s.slotHeld = false }
+            return (actions, stream, previous, ended, releaseSlot)
         }
+        if releaseSlot { session.connectionSlots.release(path) }
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
@@ -114,28 +118,41 @@ extension Peripheral {
         }
     }
 
+    /// Phases in which the peripheral holds a connection slot.
+    private static func holdsSlot(_ phase: Machine.Phase) -> Bool {
+        switch phase {
+        case .connecting, .connected, .disconnecting: return true
+        case .unopened, .idle, .terminated: return false
+        }
+    }
+
     private func perform(_ action: Machine.Action, stream: StreamPromise<ConnectionUpdate>?,
-                         newStream: StreamPromise<ConnectionUpdate>?, connectError: BlueZError?) {
-        let device = Device1(connection: connection, path: path)
+                         newStream: StreamPromise<ConnectionUpdate>?, connectError: BlueCapError?) {
         switch action {
         case .openStream, .cancelAttemptTimer:
             break  // done under the lock by `feed`
+        case .startAttemptTimer:
+            break  // started once the attempt's connection slot is granted (`sendConnect`)
         case .rejectTerminated:
             newStream?.finish(throwing: PeripheralError(kind: .terminated, operation: "Peripheral.connect", path: identifier))
         case .sendConnect(let attempt, let timeout):
-            // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
-            device.connect(timeout: timeout + .seconds(2)) { [weak self] result in
-                switch result {
-                case .success:
-                    self?.feed(.connectReplied(attempt: attempt, .ok))
-                case .failure(let error):
-                    if error.isTransient, let self { BlueZLog.debug("\(self.identifier) Connect: \(error); retrying after a backoff") }
-                    self?.feed(.connectReplied(attempt: attempt, error.isTransient ? .transient : .failed), connectError: error)
+            let asking = state.withLock { s -> Bool in
+                guard s.connection.phase == .connecting(attempt: attempt) else { return false }
+                s.slotHeld = true
+                return true
+            }
+            guard asking else { return }
+            session.connectionSlots.acquire(path) { [weak self] granted in
+                switch granted {
+                case .success: self?.slotGranted(attempt: attempt, timeout: timeout)
+                case .failure(let error): self?.feed(.connectReplied(attempt: attempt, .failed), connectError: error)
                 }
             }
         case .sendDisconnect:
+            let device = Device1(connection: connection, path: path)
             device.disconnect { [weak self] _ in self?.feed(.disconnectReplied(linkDown: false)) }
         case .disconnectLink:
+            let device = Device1(connection: connection, path: path)
             device.disconnect { [weak self] result in
                 // BlueZ answers once the link is down, and real bluetoothd emits Connected=false
                 // after the reply (from an idle handler): record the drop now, so that a
@@ -148,8 +165,6 @@ extension Peripheral {
                 }
                 self.feed(.disconnectReplied(linkDown: true))
             }
-        case .startAttemptTimer(let attempt, let timeout):
-            startAttemptTimer(attempt: attempt, timeout: timeout)
         case .scheduleBackoff(let attempt, let delay):
             after(delay) { [weak self] in self?.feed(.backoffElapsed(attempt: attempt, deviceConnected: false)) }
         case .scheduleReconnect(let delay):
@@ -158,8 +173,7 @@ extension Peripheral {
             if event == .timeout || event == .giveUp { BlueZLog.debug("\(identifier) connection event \(event)") }
             stream?.success((self, event))
         case .reportConnectFailure:
-            let error = connectError ?? BlueZError(kind: .failed, message: "Connect failed")
-            stream?.failure(PeripheralError(error, operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier))
+            stream?.failure(connectError ?? PeripheralError(kind: .failed, operation: Self.connectOperation, path: identifier, message: "Connect failed"))
         case .failAttempt(let serviceGone):
             stream?.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
                                             operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
@@ -172,6 +186,30 @@ extension Peripheral {
             resubscribeNotifications()
         case .tearDown(let disconnect):
             tearDown(disconnect: disconnect, stream: stream)
+        }
+    }
+
+    private static let connectOperation = "Peripheral.connect (org.bluez.Device1.Connect)"
+
+    /// The attempt's connection slot is held: starts its timer (on the first `Connect` of the
+    /// attempt: a retry after a transient error keeps it) and calls `org.bluez.Device1.Connect`.
+    private func slotGranted(attempt: Int, timeout: Duration) {
+        let (current, timerRunning) = state.withLock { s in
+            (s.connection.phase == .connecting(attempt: attempt), s.attemptTimer?.attempt == attempt)
+        }
+        guard current else { return }
+        if !timerRunning { startAttemptTimer(attempt: attempt, timeout: timeout) }
+        // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
+        Device1(connection: connection, path: path).connect(timeout: timeout + .seconds(2)) { [weak self] result in
+            switch result {
+            case .success:
+                self?.feed(.connectReplied(attempt: attempt, .ok))
+            case .failure(let error):
+                guard let self else { return }
+                if error.isTransient { BlueZLog.debug("\(self.identifier) Connect: \(error); retrying after a backoff") }
+                self.feed(.connectReplied(attempt: attempt, error.isTransient ? .transient : .failed),
+                          connectError: PeripheralError(error, operation: Self.connectOperation, path: self.identifier))
+            }
         }
     }
 

@@ -46,6 +46,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var connectPromise: StreamPromise<ConnectionUpdate>?
         /// The timer of the connection attempt in progress, cancelled once the attempt ends.
         var attemptTimer: (attempt: Int, task: ScheduledTask)?
+        /// A connection slot of the session's ``ConnectionSlots`` is held or asked for: from the
+        /// first `Connect` of an attempt until the link is down or the attempt ended.
+        var slotHeld = false
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
         var services: [ObjectPath: Service] = [:]

@@ -98,6 +98,9 @@ extension BlueZErrorKind {
     public static let terminated = Self(rawValue: "org.bluecap.Error.Terminated")
     /// Too many operations are queued for the device.
     public static let busy = Self(rawValue: "org.bluecap.Error.Busy")
+    /// No connection slot of the adapter came free within ``ConnectionSlots/queueTimeout``
+    /// (``ConnectionSlots``): the message names the adapter and its usage.
+    public static let noConnectionSlot = Self(rawValue: "org.bluecap.Error.NoConnectionSlot")
     /// A value could not be decoded or encoded.
     public static let invalidValue = Self(rawValue: "org.bluecap.Error.InvalidValue")
     /// The manager's adapter is not powered on (the message names its state).

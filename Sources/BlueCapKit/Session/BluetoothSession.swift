@@ -64,6 +64,9 @@ public final class BluetoothSession: Sendable {
     private let failure: String?
     /// What the session's pairing agent refused (``Peripheral/pair(timeout:)`` reports it).
     let agentRefusals: AgentRefusals
+    /// Each adapter's budget of LE connections and the connects waiting for one (see
+    /// ``ConnectionSlots``): every ``Peripheral`` connect of the session goes through it.
+    public let connectionSlots: ConnectionSlots
 
     private struct State {
         var closed = false
@@ -98,6 +101,7 @@ public final class BluetoothSession: Sendable {
             self.tree = nil
             self.failure = error.description
         }
+        self.connectionSlots = ConnectionSlots(tree: tree, clock: clock)
     }
 
     deinit { connection?.close() }

@@ -29,6 +29,12 @@ final class AdapterState: @unchecked Sendable {
     var discoveryClients: [String: DiscoveryClient] = [:]
     /// Remote devices by address.
     var devices: [String: DeviceState] = [:]
+    /// The most LE links the simulated controller holds (nil: no limit); see
+    /// ``SimulatorCore/setConnectionLimit(_:adapter:)``.
+    var connectionLimit: Int?
+    /// Added to every RSSI this adapter hears (a controller farther from the peers: negative);
+    /// see ``SimulatorCore/setRSSIOffset(_:adapter:)``.
+    var rssiOffset: Int16 = 0
     /// Registered advertisements by (owner, path).
     var advertisements: [AdvertisementKey: LEAdvertisementData] = [:]
     /// Registered GATT applications by (owner, root).

@@ -33,9 +33,12 @@ extension SimulatorCore {
         case .disconnected: break
         }
         device.temporaryWork?.cancel()
+        let full = a.connectionLimit.map { limit in a.devices.values.filter { $0.link != .disconnected }.count >= limit } ?? false
         device.link = .connecting
         device.pendingConnects.append(done)
-        guard let peer = reachable(device) else {
+        guard !full, let peer = reachable(device) else {
+            // Unreachable, or the controller's links are all taken: the LE Create Connection is
+            // cancelled by the host after its timeout, as bluetoothd reports it.
             device.connectWork = clock.schedule(after: connectFailureDelay) { [weak self, weak device] in
                 guard let self, let device, device.link == .connecting else { return }
                 device.link = .disconnected
@@ -49,6 +52,20 @@ extension SimulatorCore {
             guard let self, let device, device.link == .connecting else { return }
             self.linkUp(device, peer: peer)
         }
+    }
+
+    /// Limits `adapter`'s simulated controller to `limit` LE links (connected or connecting; nil:
+    /// no limit). A `Device1.Connect` past it fails as real bluetoothd reports a controller out of
+    /// connection resources: `org.bluez.Error.Failed` "le-connection-abort-by-local", after the
+    /// connect-failure delay.
+    public func setConnectionLimit(_ limit: Int?, adapter: Int) {
+        adapters[adapter]?.connectionLimit = limit
+    }
+
+    /// Adds `offset` dB to every RSSI `adapter` hears from now on (a controller farther from the
+    /// peers, or nearer): with several adapters, which one hears a device best.
+    public func setRSSIOffset(_ offset: Int16, adapter: Int) {
+        adapters[adapter]?.rssiOffset = offset
     }
 
     private func finishConnect(_ device: DeviceState, _ result: Result<Void, BlueZErrorReply>) {

@@ -143,7 +143,7 @@ extension SimulatorCore {
         if !profile.deviceBonded { p["Bonded"] = nil }
         if let ad {
             if let name = ad.name { p["Name"] = .string(name) }
-            if a.discovering { p["RSSI"] = .int16(ad.rssi) }
+            if a.discovering { p["RSSI"] = .int16(ad.rssi &+ a.rssiOffset) }
             if let tx = ad.txPower, a.discovering { p["TxPower"] = .int16(tx) }
             if !ad.manufacturerData.isEmpty { p["ManufacturerData"] = .manufacturerData(ad.manufacturerData) }
             if !ad.serviceData.isEmpty { p["ServiceData"] = .serviceData(ad.serviceData) }
@@ -155,11 +155,12 @@ extension SimulatorCore {
     private func updateDevice(_ d: DeviceState, with ad: AdvertisementSnapshot, in a: AdapterState, force: Bool) {
         var changes: [String: PropertyValue?] = [:]
         let current = store.properties(d.path, "org.bluez.Device1") ?? [:]
+        let rssi = ad.rssi &+ a.rssiOffset
         if let old = current["RSSI"]?.int16Value {
-            let delta = abs(Int(ad.rssi) - Int(old))
-            if delta > 0 && (delta >= a.rssiDeltaThreshold || force) { changes["RSSI"] = .int16(ad.rssi) }
+            let delta = abs(Int(rssi) - Int(old))
+            if delta > 0 && (delta >= a.rssiDeltaThreshold || force) { changes["RSSI"] = .int16(rssi) }
         } else {
-            changes["RSSI"] = .int16(ad.rssi)
+            changes["RSSI"] = .int16(rssi)
         }
         if let tx = ad.txPower { changes["TxPower"] = .int16(tx) }
         if let name = ad.name {
