@@ -64,6 +64,8 @@ public final class BluetoothSession: Sendable {
     private let failure: String?
     /// What the session's pairing agent refused (``Peripheral/pair(timeout:)`` reports it).
     let agentRefusals: AgentRefusals
+    /// Which adapters answer `Adapter1.ConnectDevice` (``CentralManager/connect(address:addressType:timeout:)``).
+    let connectDeviceSupport = ConnectDeviceSupport()
 
     private struct State {
         var closed = false
