@@ -27,6 +27,9 @@ final class AddressConnect: Sendable {
         var searching = false
         /// What `ConnectDevice` answered: true when it exists, false for `UnknownMethod`.
         var connectDevice: Bool?
+        /// A `ConnectDevice` call is on its way (a bluetoothd without the method answers
+        /// `UnknownMethod` at once, so a pending call means it has it).
+        var connectDevicePending = false
         /// The device object existed when the operation started (or `AlreadyExists`).
         var knownDevice = false
         /// The peripheral being connected through its `connect` machinery.

@@ -89,7 +89,7 @@ extension CentralManager {
         let timer = after(op.timeout) { [weak self, weak op] in
             guard let self, let op else { return }
             let s = op.state.withLock { $0 }
-            let connectDevice = s.connectDevice ?? self.session.connectDeviceSupport.available(
+            let connectDevice = s.connectDevice ?? (s.connectDevicePending ? true : nil) ?? self.session.connectDeviceSupport.available(
                 owner: self.tree?.status.owner, adapter: op.adapter.rawValue)
             self.end(op, with: .failure(CentralManagerError.addressConnectTimedOut(
                 op.address, adapter: Adapter1.name(of: op.adapter), timeout: op.timeout,
@@ -122,9 +122,11 @@ extension CentralManager {
         let owner = tree?.status.owner
         let support = session.connectDeviceSupport
         let callTimeout = max(op.deadline - clock.now, .seconds(1)) + .seconds(2)
+        op.state.withLock { $0.connectDevicePending = true }
         Adapter1(connection: connection, path: op.adapter).connectDevice(
             address: op.address, addressType: op.addressType.rawValue, timeout: callTimeout
         ) { [weak self] result in
+            op.state.withLock { $0.connectDevicePending = false }
             guard let self else { return }
             switch result {
             case .success(let path):
