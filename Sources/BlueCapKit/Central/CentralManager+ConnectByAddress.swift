@@ -32,7 +32,7 @@ extension CentralManager {
     ///
     /// Stop waiting and the operation stops: when every caller's future is abandoned (a
     /// `cancelToken` cancelled on each subscription, a `timeout(after:)` that fired, a cancelled
-    /// `await` of ``Futures/Future/value``), the discovery it started is stopped and a pending
+    /// `await` of the future's `value`), the discovery it started is stopped and a pending
     /// connection cancelled (`Device1.Disconnect`).
     ///
     /// ```swift
