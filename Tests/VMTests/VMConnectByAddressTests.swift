@@ -32,6 +32,15 @@ struct VMConnectByAddressTests {
         }
     }
 
+    /// Waits until bluetoothd reports no device connected (the peripheral still advertises, so
+    /// not ``VM/settle(_:timeout:)``).
+    static func noLinks(_ bus: Connection) async throws {
+        let done = try await VM.recheck(bus, timeout: .seconds(60)) { () async throws -> Bool? in
+            try await VM.snapshot(bus).connected.isEmpty ? true : nil
+        }
+        if done == nil { throw VMTestError("a device is still connected after 60 s: \(try await VM.snapshot(bus))") }
+    }
+
     /// The values hci0's `Adapter1.Discovering` took, in order, while recording.
     final class DiscoveringRecorder: Sendable {
         let values = Collector<Bool>()
@@ -84,14 +93,14 @@ struct VMConnectByAddressTests {
             p.disconnect()
             _ = try await events.wait(for: 2, timeout: .seconds(45))
             #expect(events.items == [.connect, .forceDisconnect], "peripheral side resolved first: \(resolved)")
-            try await VM.settle(pair.centralBus)
+            try await Self.noLinks(pair.centralBus)
             let before = recorder.values.items.count
             let again = try await pair.central.connect(address: pair.peripheralAddress, timeout: .seconds(60)).value
             #expect(again === p && again.isConnected)
             #expect(recorder.values.items.count == before, "a known device is connected without discovery: \(recorder.values.items)")
             _ = await VM.servicesResolved(pair.peripheralBus, adapter: VM.peripheralAdapter, address: pair.centralAddress, timeout: .seconds(10))
             p.terminate()
-            try await VM.settle(pair.centralBus)
+            try await Self.noLinks(pair.centralBus)
             try await Self.removeDevice(pair.centralBus, pair.peripheralAddress)
         }
     }
