@@ -165,6 +165,22 @@ struct ConnectByAddressTests {
         #expect(p.isConnected)
     }
 
+    @Test("abandoned while StartDiscovery is under way: bluetoothd's discovery session is ended anyway")
+    func abandonDuringStart() async throws {
+        let h = try await AddressRig.start(.bluez5_66)
+        defer { h.stop() }
+        // StartDiscovery is handled 300 ms late: our StopDiscovery (from the abandonment) reaches
+        // bluetoothd before it, fails, and the late start would leave discovery on.
+        h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery", action: .delay(.milliseconds(300)), count: 1))
+        let token = CancelToken()
+        h.manager.connect(address: tag, timeout: .seconds(10)).onComplete(cancelToken: token) { _ in }
+        try await waitUntil("the search's filter reached bluetoothd") { h.discoveryClients == 1 }
+        token.cancel()
+        try await waitUntil("no discovery session and no filter left") {
+            h.discoveryClients == 0 && h.simulator.sync { $0.store.property("/org/bluez/hci0", "org.bluez.Adapter1", "Discovering") } == .bool(false)
+        }
+    }
+
     @Test("an app's own scan goes on through a connect by address and after it; the discovery ends only with the scan")
     func scanNotDisturbed() async throws {
         let h = try await AddressRig.start(.bluez5_66)

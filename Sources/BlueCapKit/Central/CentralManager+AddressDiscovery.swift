@@ -60,6 +60,11 @@ extension CentralManager {
         if removed { applyDiscovery(on: op.adapter, start: false) }
     }
 
+    /// Whether a search by address or a scan of this manager needs the discovery on `adapter`.
+    func needsDiscovery(on adapter: ObjectPath) -> Bool {
+        inner.withLock { !($0.addressSearches[adapter]?.isEmpty ?? true) || $0.scan?.adapter == adapter }
+    }
+
     /// Whether searches by address of this manager run on `adapter`.
     func hasAddressSearches(on adapter: ObjectPath) -> Bool {
         inner.withLock { !($0.addressSearches[adapter]?.isEmpty ?? true) }
@@ -89,12 +94,19 @@ extension CentralManager {
         }
         proxy.setDiscoveryFilter(discoveryFilter(searches: searches, scan: scan)) { [weak self] result in
             if case .failure(let e) = result { BlueZLog.debug("SetDiscoveryFilter for a search by address: \(e)") }
-            guard start else { return }
+            guard start, let self else { return }
+            // Every search ended while the filter was being set (its StopDiscovery went first):
+            // take the filter back instead of starting.
+            guard self.needsDiscovery(on: adapter) else { return proxy.setDiscoveryFilter(nil) { _ in } }
             proxy.startDiscovery { [weak self] result in
+                guard let self else { return }
                 if case .failure(let e) = result, e.kind != .inProgress {
-                    self?.searchFailed(on: adapter, error: e)
+                    self.searchFailed(on: adapter, error: e)
                     return
                 }
+                // Ended while StartDiscovery was under way: our StopDiscovery may have come
+                // first, so end bluetoothd's discovery session again.
+                guard self.needsDiscovery(on: adapter) else { return proxy.stopDiscovery { _ in } }
                 started?()
             }
         }
