@@ -31,14 +31,18 @@ enum ConnectMode {
                                   text: "  characteristic \(c.uuid) [\(flags.joined(separator: ", "))]", result: true)
                 }
             }
-            let disconnected = Promise<Void>()
-            let token = CancelToken()
-            peripheral.connect().onSuccess(cancelToken: token) { update in
-                if update.connectionEvent == .forceDisconnect { disconnected.success(()) }
+            // On a connected peripheral `connect()` only opens the event stream (no call), where
+            // `disconnect()` then reports `.forceDisconnect` once BlueZ has taken the link down.
+            if peripheral.isConnected {
+                let disconnected = Promise<Void>()
+                let token = CancelToken()
+                peripheral.connect().onSuccess(cancelToken: token) { update in
+                    if update.connectionEvent == .forceDisconnect { disconnected.success(()) }
+                }
+                peripheral.disconnect()
+                _ = try? await disconnected.future.timeout(after: .seconds(10)).value
+                token.cancel()
             }
-            peripheral.disconnect()
-            _ = try? await disconnected.future.timeout(after: .seconds(10)).value
-            token.cancel()
             console.event("disconnected", [("address", .string(address)), ("services", .integer(peripheral.services.count))],
                           text: "disconnected from \(address)")
             return 0

@@ -47,6 +47,20 @@ struct ConnectByAddressTests {
         #expect(p.service(AccelerometerUUIDs.service) != nil)
     }
 
+    @Test("a random address is connected with addressType .random; asked as public it is never reached and the error says to check the type")
+    func randomAddress() async throws {
+        let h = try await AddressRig.start(.bluez5_82.experimental(true))
+        defer { h.stop() }
+        let random = "D1:FF:EE:00:00:05"
+        h.simulator.add(SimulatedPeripheral.spec(address: random).addressType(.random).advertising(uuids: ["180F"]))
+        let error = await #expect(throws: BlueCapError.self) {
+            try await h.manager.connect(address: random, addressType: .public, timeout: .milliseconds(600)).value
+        }
+        #expect(error?.kind == .timeout && "\(error.map { "\($0)" } ?? "")".contains("address type"))
+        let p = try await h.manager.connect(address: random, addressType: .random, timeout: .seconds(10)).value
+        #expect(p.address == random && p.isConnected)
+    }
+
     @Test("a device BlueZ already knows is connected directly with Device1.Connect (5.66 and 5.82, with -E)",
           arguments: [BlueZProfile.bluez5_66.experimental(true), .bluez5_82.experimental(true)])
     func knownDevice(profile: BlueZProfile) async throws {
