@@ -10,8 +10,9 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("Real BlueZ: connect by address", .serialized, .enabled(if: VM.enabled, "needs the VM: Scripts/bluez-vm/test-vm sets BLUECAP_VM=1"))
-struct VMConnectByAddressTests {
+// In RealBlueZTests (serialized with the other tests of the adapters hci0 and hci1, which a
+// suite of its own would run beside); the vm-adapters step runs these by name after VMAdapterTests.
+extension RealBlueZTests {
     /// Whether hci0's `Adapter1` lists `ConnectDevice` (bluetoothd --experimental).
     static func hasConnectDevice(_ bus: Connection) async throws -> Bool {
         let reply = try await bus.call(destination: "org.bluez", path: try ObjectPath("/org/bluez/\(VM.centralAdapter)"),
@@ -61,7 +62,7 @@ struct VMConnectByAddressTests {
 
     @Test("a peripheral never scanned is connected by address (ConnectDevice with -E, a targeted discovery without), its services found; then again as a known device",
           .timeLimit(.minutes(4)))
-    func connectNeverScanned() async throws {
+    func connectByAddressNeverScanned() async throws {
         try await Pair.with { pair in
             let connectDevice = try await Self.hasConnectDevice(pair.centralBus)
             #expect(connectDevice == VM.experimental, "ConnectDevice introspected: \(connectDevice); bluetoothd args: \(VM.experimental ? "-E" : "no -E")")
@@ -107,7 +108,7 @@ struct VMConnectByAddressTests {
 
     @Test("an address nobody advertises: .timeout naming the address, the adapter and ConnectDevice; the discovery is stopped (without -E)",
           .enabled(if: !VM.experimental), .timeLimit(.minutes(2)))
-    func notHeard() async throws {
+    func connectByAddressNotHeard() async throws {
         try await Pair.with(serve: false) { pair in
             let absent = "C0:FF:EE:00:00:42"
             let error = await #expect(throws: BlueCapError.self) {
