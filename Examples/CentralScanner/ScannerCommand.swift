@@ -31,8 +31,10 @@ enum ScannerCommand {
                 let tag = SensorTagPeripheral(manager: PeripheralManager(adapter: other, session: w.session()),
                                               name: "SensorTag", console: console.background("simulated SensorTag (\(other)): "))
                 sensorTag = tag
-                console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)), ("peripheralAdapter", .string(other))],
-                              text: "simulating: private bus \(w.address), central on \(adapter!), SensorTag on \(other)")
+                let tagAddress = w.simulator.adapterAddress(other == "hci0" ? 0 : 1) ?? "?"
+                console.event("simulating", [("bus", .string(w.address)), ("adapter", .string(adapter!)), ("peripheralAdapter", .string(other)),
+                                             ("peripheralAddress", .string(tagAddress))],
+                              text: "simulating: private bus \(w.address), central on \(adapter!), SensorTag on \(other) (\(tagAddress))")
                 _ = try await tag.start().value
             } catch {
                 console.error("cannot start the simulation: \(error)")
@@ -73,6 +75,8 @@ enum ScannerCommand {
             }
             status = await PairMode.run(manager, address: address, options, console)
             _ = try? await tagAgent?.unregister().value
+        } else if let address = options.connect {
+            status = await ConnectMode.run(manager, address: address, options, console)
         } else if options.listAdapters {
             status = await listAdapters(session, console)
         } else if options.accelerometer {

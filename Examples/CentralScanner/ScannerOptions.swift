@@ -13,6 +13,7 @@ struct ScannerOptions: CommandOptions {
                central-scanner --list-adapters [--json] [--simulate]
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
                central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
+               central-scanner --connect ADDRESS [--address-type public|random] [--timeout S] [--json] [--adapter hciN] [--simulate]
                central-scanner --doctor [--json] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
@@ -48,6 +49,13 @@ struct ScannerOptions: CommandOptions {
             --auto-confirm      the agent is DisplayYesNo and confirms every passkey it is shown
                                 (without either: NoInputNoOutput, Just Works)
 
+          Connect mode: connect ADDRESS without a scan (Adapter1.ConnectDevice when bluetoothd runs
+          with --experimental, else a discovery that stops as soon as ADDRESS is heard), print its
+          services and characteristics ({"event":"service","uuid":…} and {"event":"characteristic",
+          "service":…,"uuid":…,"properties":[…]}), disconnect and exit 0; exit 1 when it cannot connect.
+            --address-type T    public (default) or random
+            --timeout S         give up after S seconds (default 30)
+
           Doctor mode: what stops Bluetooth from working here, and how to fix it — bluetoothd on the
           bus, the D-Bus policy (calls, agent, GATT application, advertisement), rfkill, the adapters
           (power, roles, advertising instances), experimental interfaces, main.conf, the BlueZ
@@ -81,11 +89,15 @@ struct ScannerOptions: CommandOptions {
     var passkey: UInt32?
     var autoConfirm = false
     var doctor = false
+    var connect: String?
+    var addressType: PeripheralAddressType = .public
+    var connectTimeout: Duration = .seconds(30)
 
     /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
     private var scanOnly: [String] = []
     private var accelerometerOnly: [String] = []
     private var pairOnly: [String] = []
+    private var connectOnly: [String] = []
 
     /// Takes one option of `central-scanner` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
@@ -124,6 +136,19 @@ struct ScannerOptions: CommandOptions {
                 throw UsageError("--pair needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
             }
             pair = text
+        case "--connect":
+            let text = try args.value(for: option)
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+                throw UsageError("--connect needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
+            }
+            connect = text.uppercased()
+        case "--address-type":
+            let text = try args.value(for: option)
+            guard let type = PeripheralAddressType(rawValue: text) else { throw UsageError("--address-type is public or random, not \(text)") }
+            addressType = type
+            connectOnly.append(option)
+        case "--timeout": connectTimeout = try args.seconds(for: option); connectOnly.append(option)
         case "--passkey": passkey = UInt32(try args.integer(for: option, in: 0...999_999)); pairOnly.append(option)
         case "--auto-confirm": autoConfirm = true; pairOnly.append(option)
         default: return false
@@ -143,6 +168,12 @@ struct ScannerOptions: CommandOptions {
         if pair != nil, accelerometer { throw UsageError("--pair and --accelerometer do not mix") }
         if pair != nil, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --pair") }
         if pair == nil, let first = pairOnly.first { throw UsageError("\(first) needs --pair") }
+        if connect != nil {
+            if accelerometer || pair != nil || listAdapters || doctor { throw UsageError("--connect is a mode of its own: no --accelerometer, --pair, --list-adapters or --doctor") }
+            if let first = scanOnly.first ?? accelerometerOnly.first ?? pairOnly.first { throw UsageError("\(first) is not for --connect") }
+        } else if let first = connectOnly.first {
+            throw UsageError("\(first) needs --connect")
+        }
         if passkey != nil, autoConfirm { throw UsageError("--passkey and --auto-confirm do not mix") }
     }
 }

@@ -51,8 +51,9 @@ struct ProfileBusTests {
         let xml = try await h.call(hci0, "org.freedesktop.DBus.Introspectable", "Introspect")
         guard case .string(let text)? = xml.body.first else { Issue.record("no introspection"); return }
         #expect(text.contains("name=\"ConnectDevice\"") == expected.connectDevice)
-        let error = await h.error(hci0, "org.bluez.Adapter1", "ConnectDevice", [.properties(["Address": .string("C0:FF:EE:00:00:09")])])
-        #expect(error?.name == (expected.connectDevice ? "org.bluez.Error.NotSupported" : DBusRemoteError.unknownMethod))
+        let error = await h.error(hci0, "org.bluez.Adapter1", "ConnectDevice",
+                                  [.properties(["Address": .string("C0:FF:EE:00:00:0G"), "AddressType": .string("public")])])
+        #expect(error?.name == (expected.connectDevice ? "org.bluez.Error.InvalidArguments" : DBusRemoteError.unknownMethod))
 
         // RegisterMonitor: no such interface without the manager.
         if !expected.monitorManager {

@@ -104,6 +104,12 @@ extension CentralManager {
         }
         session?.timer?.cancel()
         guard let session, let connection else { return }
+        // A search by address still needs the discovery: narrow the filter back to it.
+        if hasAddressSearches(on: session.adapter) {
+            applyDiscovery(on: session.adapter, start: false)
+            if let error { session.promise.finish(throwing: error) } else { session.promise.finish() }
+            return
+        }
         // The stream finishes once bluetoothd has ended our discovery session.
         Adapter1(connection: connection, path: session.adapter).stopDiscovery { result in
             if case .failure(let e) = result { BlueZLog.debug("StopDiscovery: \(e)") }
@@ -113,7 +119,7 @@ extension CentralManager {
 
     /// SetDiscoveryFilter then StartDiscovery; reports devices already being heard.
     private func beginDiscovery(_ adapter: Adapter1, session: ScanSession) {
-        adapter.setDiscoveryFilter(session.filter) { [weak self] result in
+        adapter.setDiscoveryFilter(scanDiscoveryFilter(session)) { [weak self] result in
             guard let self else { return }
             if case .failure(let e) = result { return self.endScan(id: session.id, error: .scanFailed(e)) }
             // Stopped (e.g. abandoned) before the filter was set: do not start discovery.
@@ -124,6 +130,7 @@ extension CentralManager {
                 // Stopped while StartDiscovery was under way, and no scan replaced it: our
                 // StopDiscovery may have come first, so end the discovery session again.
                 if self.inner.withLock({ $0.scan == nil }) {
+                    if self.hasAddressSearches(on: session.adapter) { return }
                     return adapter.stopDiscovery { _ in }
                 }
                 for path in self.tree?.paths(withInterface: Device1.interface, under: session.adapter) ?? [] {
@@ -150,6 +157,7 @@ extension CentralManager {
         switch event {
         case .interfacesAdded(let path, let ifaces) where ifaces[Device1.interface] != nil:
             consider(path, update: false)
+            addressSearchSaw(path)
         case .propertiesChanged(let path, let interface, let changed, let invalidated) where interface == Device1.interface:
             if changed.keys.contains(where: Self.advertising.contains) {
                 consider(path, update: true, changed: changed, invalidated: invalidated)

@@ -5,7 +5,8 @@ import Foundation
 import Futures
 import Locking
 
-/// The entry point of the central role: adapter state, scanning, and the peripherals found.
+/// The entry point of the central role: adapter state, scanning, the peripherals found, and
+/// connections by address (``connect(address:addressType:timeout:)``).
 ///
 /// ```swift
 /// let manager = CentralManager()          // on BluetoothSession.default, the system bus
@@ -42,6 +43,10 @@ public final class CentralManager: Sendable {
         var lastAdapter: ObjectPath?
         /// The passive monitoring session (see CentralManager+Monitoring).
         var monitor: MonitorSession?
+        /// Connections by address in progress, by adapter path and address (CentralManager+ConnectByAddress).
+        var addressConnects: [String: AddressConnect] = [:]
+        /// The addresses a discovery of ours looks for, per adapter (CentralManager+AddressDiscovery).
+        var addressSearches: [ObjectPath: Set<String>] = [:]
     }
     let inner = Locked(State())
 
@@ -139,6 +144,7 @@ public final class CentralManager: Sendable {
             return (changed, ended)
         }
         if changed { stateStream.success(snapshot.state) }
+        if snapshot.state != .poweredOn { endAddressConnects(error: .notPoweredOn(snapshot.state)) }
         endedScan?.timer?.cancel()
         endedScan?.promise.finish(throwing: CentralManagerError.adapterUnavailable(snapshot.state))
     }
@@ -181,6 +187,8 @@ public final class CentralManager: Sendable {
     /// Stops scanning and terminates every peripheral (disconnecting them); the state stream goes on.
     public func reset() {
         stopScanning()
+        endAddressConnects(error: BlueCapError(kind: .terminated, operation: "CentralManager.connect(address:)",
+                                               message: "the manager was reset"))
         let all = inner.withLock { s -> [Peripheral] in
             defer { s.peripherals = [:] }
             return Array(s.peripherals.values)

@@ -67,6 +67,8 @@ public final class BluetoothSession: Sendable {
     /// Each adapter's budget of LE connections and the connects waiting for one (see
     /// ``ConnectionSlots``): every ``Peripheral`` connect of the session goes through it.
     public let connectionSlots: ConnectionSlots
+    /// Which adapters answer `Adapter1.ConnectDevice` (``CentralManager/connect(address:addressType:timeout:)``).
+    let connectDeviceSupport = ConnectDeviceSupport()
 
     private struct State {
         var closed = false

@@ -40,7 +40,17 @@ extension BlueZSimulator {
                 try core.removeDevice(adapter: adapter ?? -1, path: p.rawValue)
             }
         case ("org.bluez.Adapter1", "ConnectDevice"):
-            reply(.failure(.notSupported))
+            guard let index = adapter, let dict = optionsDictionary(call.body.first) else { return reply(.failure(.invalidArguments)) }
+            let options = dict.compactMapValues { PropertyValue($0) }
+            guard options.count == dict.count else { return reply(.failure(.invalidArguments)) }
+            core.connectDevice(adapter: index, options: options) { result in
+                switch result {
+                case .success(let device):
+                    guard let path = try? ObjectPath(device) else { return responder.fail(name: "org.bluez.Failed", message: "") }
+                    responder.succeed([.objectPath(path)])
+                case .failure(let e): responder.fail(name: e.name, message: e.message)
+                }
+            }
 
         // Device1
         case ("org.bluez.Device1", "Connect"):

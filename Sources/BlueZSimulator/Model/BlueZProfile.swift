@@ -12,6 +12,7 @@
 /// - `org.bluez.AdvertisementMonitorManager1`: since 5.56, and only with `bluetoothd
 ///   --experimental` (`Experimental = true`) in every release up to 5.82 and later;
 /// - `Adapter1.ConnectDevice`: experimental in every release (introspection lists it only then);
+///   up to 5.68 it answers `AlreadyExists` for an address that has a device object;
 /// - `Adapter1.Roles`: since 5.55;
 /// - `Adapter1.ExperimentalFeatures`: since 5.62, present only when the kernel's experimental
 ///   features are on (``experimentalFeatures`` not empty);
@@ -50,6 +51,9 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     /// The kernel experimental features enabled (128-bit UUIDs); `Adapter1.ExperimentalFeatures`
     /// is exported only when this is not empty, as bluetoothd does.
     public var experimentalFeatures: [String]
+    /// `Adapter1.ConnectDevice` answers `AlreadyExists` when a device object for the address
+    /// exists (up to 5.68); from 5.69 it connects that device and answers its path.
+    public var connectDeviceRejectsExisting = true
 
     /// A profile; the named ones (``bluez5_55``, ``bluez5_66``, ``bluez5_82``) are the usual start.
     public init(version: String, experimental: Bool = false, advertisementMonitors: Bool, characteristicMTU: Bool,
@@ -86,10 +90,14 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
 
     /// BlueZ 5.82: adds `Manufacturer`, `Version` and `Connectable` to Adapter1, and `PowerState`
     /// is no longer experimental (5.73); advertisement monitors and `ConnectDevice` still are.
-    public static let bluez5_82 = BlueZProfile(
-        version: "5.82", advertisementMonitors: true, characteristicMTU: true, deviceBonded: true,
-        adapterPowerState: true, adapterManufacturerAndVersion: true, adapterConnectable: true,
-        adapterExperimentalFeatures: true)
+    public static let bluez5_82: BlueZProfile = {
+        var p = BlueZProfile(
+            version: "5.82", advertisementMonitors: true, characteristicMTU: true, deviceBonded: true,
+            adapterPowerState: true, adapterManufacturerAndVersion: true, adapterConnectable: true,
+            adapterExperimentalFeatures: true)
+        p.connectDeviceRejectsExisting = false
+        return p
+    }()
 
     /// This profile with bluetoothd's `--experimental` on or off.
     public func experimental(_ on: Bool) -> BlueZProfile {

@@ -40,6 +40,11 @@ public final class SimulatorCore: @unchecked Sendable {
     public var servicesResolvedEarly: Duration?
     /// How long a Connect to an unreachable device takes to fail.
     public var connectFailureDelay: Duration = .milliseconds(50)
+    /// How long `Adapter1.ConnectDevice` waits to hear its address before `org.bluez.Failed`
+    /// (Linux's LE connection timeout is 20 s; shorter here so tests need not wait that long).
+    public var connectDeviceTimeout: Duration = .seconds(2)
+    /// How often a pending `ConnectDevice` looks again for its address (the kernel's scan window).
+    public var connectDeviceScanWindow: Duration = .milliseconds(100)
     /// How long bluetoothd keeps a temporary (never connected) device after discovery stops.
     public var temporaryDeviceTimeout: Duration? = .seconds(30)
     /// Negotiated MTU cap of the simulated controllers.
