@@ -163,4 +163,39 @@ struct ConnectionSlotsTests {
         #expect(slots.usage.map(\.adapter) == ["hci0", "hci1"])
         #expect(on0.count == 3)
     }
+
+    @Test("connect(address:) through ConnectDevice takes a slot too: it waits for one, and its link counts as the session's")
+    func connectDeviceTakesASlot() async throws {
+        let h = try await CentralRig.start(experimental: true)
+        defer { h.stop() }
+        for t in tags { h.simulator.add(simulatedSensorTag(t)) }
+        let slots = h.session.connectionSlots
+        slots.setBudget(1, for: "hci0")
+        let first = try await h.manager.connect(address: tags[0], timeout: .seconds(10)).value
+        await Self.settle(h)
+        var usage = slots.usage(of: "hci0")
+        #expect(usage.connected == 1 && usage.connectedByOthers == 0, "\(usage)")
+
+        // hci0 is full: the second ConnectDevice waits for the first link to go down.
+        let second = h.manager.connect(address: tags[1], timeout: .seconds(10))
+        #expect(slots.usage(of: "hci0").queued == 1)
+        #expect(!second.isCompleted)
+        first.disconnect()
+        let p2 = try await second.value
+        #expect(p2.isConnected && p2.address == tags[1])
+        await Self.settle(h)
+        usage = slots.usage(of: "hci0")
+        #expect(usage.connected == 1 && usage.connectedByOthers == 0 && usage.queued == 0, "\(usage)")
+
+        // A wait past queueTimeout fails the connect with noConnectionSlot, and leaves nothing held.
+        slots.queueTimeout = .milliseconds(300)
+        do {
+            _ = try await h.manager.connect(address: tags[2], timeout: .seconds(10)).value
+            Issue.record("connected past the budget")
+        } catch let error as BlueCapError {
+            #expect(error.kind == .noConnectionSlot, "\(error)")
+        }
+        usage = slots.usage(of: "hci0")
+        #expect(usage.queued == 0 && usage.used == 1, "\(usage)")
+    }
 }

@@ -37,6 +37,9 @@ final class AddressConnect: Sendable {
         /// Our subscription to that peripheral's connection stream.
         var subscription: CancelToken?
         var timer: ScheduledTask?
+        /// The device path whose connection slot this connect asked for `ConnectDevice`, until
+        /// the answer (a link passes it to the peripheral).
+        var slotDevice: ObjectPath?
     }
 
     /// Sendable through this lock; waiters are completed outside it.

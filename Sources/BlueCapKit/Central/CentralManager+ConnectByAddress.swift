@@ -116,9 +116,44 @@ extension CentralManager {
             .first { Peripheral.address(from: $0).uppercased() == op.address }
     }
 
-    /// `org.bluez.Adapter1.ConnectDevice`; its answer decides the next step.
+    /// The path bluetoothd gives the device of `op`'s address (`…/hci0/dev_C0_FF_EE_00_00_01`).
+    private func expectedDevicePath(_ op: AddressConnect) -> ObjectPath? {
+        try? ObjectPath(op.adapter.rawValue + "/dev_" + op.address.replacingOccurrences(of: ":", with: "_"))
+    }
+
+    /// A connection slot of the adapter (``ConnectionSlots``), then `ConnectDevice`: the link it
+    /// makes takes a slot as `Device1.Connect` would. A slot that does not come in time fails
+    /// `op` with `.noConnectionSlot`.
     private func askConnectDevice(_ op: AddressConnect) {
-        guard let connection, !op.isFinished else { return }
+        guard let device = expectedDevicePath(op), !op.isFinished else { return }
+        op.state.withLock { $0.slotDevice = device }
+        session.connectionSlots.acquire(device) { [weak self] granted in
+            guard let self else { return }
+            switch granted {
+            case .success where !op.isFinished:
+                self.sendConnectDevice(op)
+            case .success:
+                self.releaseSlot(op)
+            case .failure(let error):
+                self.releaseSlot(op)
+                self.end(op, with: .failure(error))
+            }
+        }
+    }
+
+    /// Gives back the slot `op` asked for `ConnectDevice` (or its place in the queue).
+    func releaseSlot(_ op: AddressConnect) {
+        let device = op.state.withLock { s -> ObjectPath? in
+            defer { s.slotDevice = nil }
+            return s.slotDevice
+        }
+        if let device { session.connectionSlots.release(device) }
+    }
+
+    /// `org.bluez.Adapter1.ConnectDevice`; its answer decides the next step. Every answer but
+    /// a link gives the slot back first.
+    private func sendConnectDevice(_ op: AddressConnect) {
+        guard let connection, !op.isFinished else { return releaseSlot(op) }
         let owner = tree?.status.owner
         let support = session.connectDeviceSupport
         let callTimeout = max(op.deadline - clock.now, .seconds(1)) + .seconds(2)
@@ -128,6 +163,7 @@ extension CentralManager {
         ) { [weak self] result in
             op.state.withLock { $0.connectDevicePending = false }
             guard let self else { return }
+            if case .failure = result { self.releaseSlot(op) }
             switch result {
             case .success(let path):
                 support.record(true, owner: owner, adapter: op.adapter.rawValue)
@@ -168,8 +204,11 @@ extension CentralManager {
     private func connectDeviceAnswered(_ op: AddressConnect, path: ObjectPath) {
         tree?.synchronize { [weak self] in
             guard let self else { return }
-            if !op.isFinished { return self.connectKnown(op, path: path) }
-            if let newer = self.inner.withLock({ $0.addressConnects[op.key] }) { return self.connectKnown(newer, path: path) }
+            // The link's slot passes to the peripheral's connect (it takes the link over).
+            op.state.withLock { $0.slotDevice = nil }
+            if !op.isFinished { return self.connectKnown(op, path: path, adopt: true) }
+            if let newer = self.inner.withLock({ $0.addressConnects[op.key] }) { return self.connectKnown(newer, path: path, adopt: true) }
+            self.session.connectionSlots.release(path)
             guard let connection = self.connection else { return }
             Device1(connection: connection, path: path).disconnect { _ in }
         }
@@ -177,7 +216,9 @@ extension CentralManager {
 
     /// Connects the device at `path` through ``Peripheral/connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
     /// and completes `op` with its first `.connect` (or its failure).
-    func connectKnown(_ op: AddressConnect, path: ObjectPath) {
+    /// With `adopt`, the link `ConnectDevice` made is taken over by the peripheral's connect
+    /// (its connection stream and slot); otherwise a peripheral already connected is returned as is.
+    func connectKnown(_ op: AddressConnect, path: ObjectPath, adopt: Bool = false) {
         guard let peripheral = peripheral(for: path) else {
             return end(op, with: .failure(busUnavailable))
         }
@@ -189,7 +230,7 @@ extension CentralManager {
             return true
         }
         guard started else { return }
-        if peripheral.isConnected { return end(op, with: .success(peripheral)) }
+        if peripheral.isConnected && !adopt { return end(op, with: .success(peripheral)) }
         let remaining = max(op.deadline - clock.now, .milliseconds(100))
         let events = peripheral.connect(connectionTimeout: remaining)
         events.onSuccess(context: .immediate, cancelToken: token) { [weak self] update in
@@ -215,6 +256,7 @@ extension CentralManager {
     /// stopped; a connection attempt still pending is cancelled unless it succeeded.
     func end(_ op: AddressConnect, with result: Result<Peripheral, any Error>?) {
         inner.withLock { s in if s.addressConnects[op.key] === op { s.addressConnects[op.key] = nil } }
+        releaseSlot(op)
         guard let (waiters, s) = op.finish() else { return }
         s.timer?.cancel()
         s.subscription?.cancel()

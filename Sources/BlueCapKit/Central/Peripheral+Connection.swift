@@ -81,7 +81,7 @@ extension Peripheral {
     /// An attempt's timer that the transition ended is taken out under the same lock.
     func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueCapError? = nil) {
         let (actions, stream, previous, endedTimer, releaseSlot) = state.withLock {
-            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?, Bool) in
+            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?, SlotChange) in
             let connected = s.properties.connected == true && s.connection.deviceConnectedIsCurrent
             let actions = s.connection.handle(Self.withDeviceConnected(event, connected))
             var previous: StreamPromise<ConnectionUpdate>?
@@ -96,12 +96,22 @@ extension Peripheral {
             }
             let stream = s.connectPromise
             if case .tearDown = actions.last { s.connectPromise = nil }
-            // The slot is held while an attempt is under way or the link is ours.
-            let releaseSlot = s.slotHeld && !Self.holdsSlot(s.connection.phase)
-            if releaseSlot { s.slotHeld = false }
-            return (actions, stream, previous, ended, releaseSlot)
+            // The slot is held while an attempt is under way or the link is ours: asked for by
+            // `sendConnect`, taken over when a link made otherwise (`ConnectDevice`, another
+            // client, before the stream) becomes ours, given back when neither is true.
+            var slot = SlotChange.none
+            switch s.connection.phase {
+            case .connected, .disconnecting: if !s.slotHeld { s.slotHeld = true; slot = .adopt }
+            case .connecting: break
+            case .unopened, .idle, .terminated: if s.slotHeld { s.slotHeld = false; slot = .release }
+            }
+            return (actions, stream, previous, ended, slot)
         }
-        if releaseSlot { session.connectionSlots.release(path) }
+        switch releaseSlot {
+        case .adopt: session.connectionSlots.adopt(path)
+        case .release: session.connectionSlots.release(path)
+        case .none: break
+        }
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
@@ -118,13 +128,8 @@ extension Peripheral {
         }
     }
 
-    /// Phases in which the peripheral holds a connection slot.
-    private static func holdsSlot(_ phase: Machine.Phase) -> Bool {
-        switch phase {
-        case .connecting, .connected, .disconnecting: return true
-        case .unopened, .idle, .terminated: return false
-        }
-    }
+    /// What `feed` does with the session's connection slot after a transition.
+    private enum SlotChange { case none, adopt, release }
 
     private func perform(_ action: Machine.Action, stream: StreamPromise<ConnectionUpdate>?,
                          newStream: StreamPromise<ConnectionUpdate>?, connectError: BlueCapError?) {

@@ -157,6 +157,13 @@ public final class ConnectionSlots: Sendable {
         if late { timer.cancel() }
     }
 
+    /// `device`'s link, made without a slot asked for (`Adapter1.ConnectDevice`, another
+    /// client's connect that the app's `connect` took over), is this session's from now on.
+    func adopt(_ device: ObjectPath) {
+        guard let adapter = Self.adapter(of: device) else { return }
+        state.withLock { s in _ = s.held[adapter, default: []].insert(device) }
+    }
+
     /// `device`'s connect no longer needs its slot (its link is down, its attempt ended, or it
     /// was cancelled while waiting): the slot, or its place in the queue, goes to the next.
     func release(_ device: ObjectPath) {
