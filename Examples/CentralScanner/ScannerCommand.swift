@@ -114,7 +114,8 @@ enum ScannerCommand {
             if let prefix, !(peripheral.name ?? "").hasPrefix(prefix) { return }
             let ad = peripheral.advertisement
             view.update(ScanRow(address: peripheral.address, name: peripheral.name ?? ad.localName, rssi: peripheral.rssi,
-                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now))
+                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now,
+                                advertisement: ad))
         }
         let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
             let once = Promise<(any Error)?>()

@@ -20,7 +20,9 @@
 /// - `Adapter1.PowerState`: since 5.66, experimental (exported only with `--experimental`)
 ///   until 5.73;
 /// - `Adapter1.Manufacturer` and `Adapter1.Version`: since 5.71;
-/// - `Adapter1.Connectable`: since 5.79.
+/// - `Adapter1.Connectable`: since 5.79;
+/// - `Device1.AdvertisingData` and `Device1.AdvertisingFlags`: in 5.55 already, experimental
+///   (exported only with `--experimental`) until 5.77, stable from 5.78.
 ///
 /// `Device1.PreferredBearer` (5.80, experimental) exists only for dual-mode devices; the
 /// simulated peripherals are LE-only, so no profile exports it.
@@ -50,11 +52,15 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     /// The kernel experimental features enabled (128-bit UUIDs); `Adapter1.ExperimentalFeatures`
     /// is exported only when this is not empty, as bluetoothd does.
     public var experimentalFeatures: [String]
+    /// `Device1.AdvertisingData` and `Device1.AdvertisingFlags` are experimental (up to 5.77:
+    /// exported only with ``experimental``).
+    public var deviceAdvertisingDataExperimental: Bool
 
     /// A profile; the named ones (``bluez5_55``, ``bluez5_66``, ``bluez5_82``) are the usual start.
     public init(version: String, experimental: Bool = false, advertisementMonitors: Bool, characteristicMTU: Bool,
                 deviceBonded: Bool, adapterPowerState: Bool, adapterPowerStateExperimental: Bool = false, adapterManufacturerAndVersion: Bool,
-                adapterConnectable: Bool, adapterExperimentalFeatures: Bool, experimentalFeatures: [String] = []) {
+                adapterConnectable: Bool, adapterExperimentalFeatures: Bool, experimentalFeatures: [String] = [],
+                deviceAdvertisingDataExperimental: Bool = true) {
         self.version = version
         self.experimental = experimental
         self.advertisementMonitors = advertisementMonitors
@@ -66,6 +72,7 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
         self.adapterConnectable = adapterConnectable
         self.adapterExperimentalFeatures = adapterExperimentalFeatures
         self.experimentalFeatures = experimentalFeatures
+        self.deviceAdvertisingDataExperimental = deviceAdvertisingDataExperimental
     }
 
     // MARK: Releases
@@ -85,11 +92,12 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
         adapterExperimentalFeatures: true)
 
     /// BlueZ 5.82: adds `Manufacturer`, `Version` and `Connectable` to Adapter1, and `PowerState`
-    /// is no longer experimental (5.73); advertisement monitors and `ConnectDevice` still are.
+    /// is no longer experimental (5.73), nor are `Device1.AdvertisingData` and
+    /// `AdvertisingFlags` (5.78); advertisement monitors and `ConnectDevice` still are.
     public static let bluez5_82 = BlueZProfile(
         version: "5.82", advertisementMonitors: true, characteristicMTU: true, deviceBonded: true,
         adapterPowerState: true, adapterManufacturerAndVersion: true, adapterConnectable: true,
-        adapterExperimentalFeatures: true)
+        adapterExperimentalFeatures: true, deviceAdvertisingDataExperimental: false)
 
     /// This profile with bluetoothd's `--experimental` on or off.
     public func experimental(_ on: Bool) -> BlueZProfile {
@@ -106,6 +114,8 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     public var exportsConnectDevice: Bool { experimental }
     /// Adapter1 has `PowerState`.
     public var exportsPowerState: Bool { adapterPowerState && (experimental || !adapterPowerStateExperimental) }
+    /// Device1 has `AdvertisingData` (when some AD structure was kept raw) and `AdvertisingFlags`.
+    public var exportsDeviceAdvertisingData: Bool { experimental || !deviceAdvertisingDataExperimental }
     /// Adapter1 has `ExperimentalFeatures`.
     public var exportsExperimentalFeatures: Bool { adapterExperimentalFeatures && !experimentalFeatures.isEmpty }
 
