@@ -95,3 +95,31 @@ struct AdvertisementDataTests {
         #expect(AdvertisingFlags(rawValue: 0x21).description == "[leLimitedDiscoverable, reserved 0x20]")
     }
 }
+
+@Suite("Advertisement data between two apps", .serialized, .timeLimit(.minutes(1)))
+struct AdvertisementDataPeripheralTests {
+    @Test("a PeripheralManager's otherADStructures reach the central's advertisingData; a type bluetoothd owns is refused")
+    func testAdvertise_WhenOtherADStructures_CentralGetsThemRaw() async throws {
+        let h = try await CentralRig.start(adapters: 2, profile: .bluez5_82)
+        defer { h.stop() }
+        let peripheralSession = h.simulator.session()
+        let peripheral = PeripheralManager(adapter: "hci1", session: peripheralSession)
+        for try await state in peripheral.whenStateChanges().values where state == .poweredOn { break }
+        await #expect(throws: (any Error).self) {
+            try await peripheral.startAdvertising(manufacturerData: [0xFFFE: Data([1])], otherADStructures: [0x16: Data([1, 2])]).value
+        }
+        try await peripheral.startAdvertising(uuids: ["180F"], manufacturerData: [0xFFFE: Data([0xAD, 1])],
+                                              otherADStructures: [0x30: Data("Hall".utf8)]).value
+        let wanted = try #require(h.simulator.adapterAddress(1))
+        let found = Collector<Advertisement>()
+        h.manager.startScanning().onSuccess(context: .immediate) { p in
+            if p.address == wanted { found.append(p.advertisement) }
+        }
+        let ad = try await found.wait(for: 1)[0]
+        #expect(ad.advertisingData == [0x30: Data("Hall".utf8)])
+        #expect(ad.adStructures[0xFF] == [Data([0xFE, 0xFF, 0xAD, 0x01])])
+        #expect(ad.adStructures[0x03] == [Data([0x0F, 0x18])])
+        #expect(ad.flags?.contains(.leGeneralDiscoverable) == true)
+        #expect(ad.addressType == .public)
+    }
+}
