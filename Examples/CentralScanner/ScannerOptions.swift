@@ -41,6 +41,8 @@ struct ScannerOptions: CommandOptions {
 
           Accelerometer mode: find a TI SensorTag accelerometer (service F000AA10-…), connect,
           enable it, set its period and print its samples in g ({"event":"sample","x":…,"y":…,"z":…}).
+          At the end, when notifications were dropped, their counts ({"event":"notificationCounts",
+          "received":…,"delivered":…,"dropped":…,"droppedBy":{"subscriberBacklog":…},"held":…}).
             --samples N         exit 0 after N samples (default: run until Ctrl-C)
             --period-ms M       update period to ask for, 10…2550 ms (default 100)
 
