@@ -35,7 +35,7 @@ public struct Advertisement: Sendable, Equatable {
     /// ``adStructures`` for those. One structure per type (a later one replaces an earlier).
     /// nil when bluetoothd exports no such property: when the device advertised no other type,
     /// and on BlueZ before 5.78 unless bluetoothd runs with `--experimental` (the property is
-    /// experimental from its introduction to 5.77). bluetoothd announces changes of it only for
+    /// experimental from its introduction in 5.50 to 5.77). bluetoothd announces changes of it only for
     /// Transport Discovery Data: other types are as of the device object's creation.
     public var advertisingData: [UInt8: Data]?
     /// The advertisement's Flags AD structure (`org.bluez.Device1.AdvertisingFlags`, its first

@@ -21,7 +21,7 @@
 ///   until 5.73;
 /// - `Adapter1.Manufacturer` and `Adapter1.Version`: since 5.71;
 /// - `Adapter1.Connectable`: since 5.79;
-/// - `Device1.AdvertisingData` and `Device1.AdvertisingFlags`: in 5.55 already, experimental
+/// - `Device1.AdvertisingData` and `Device1.AdvertisingFlags`: since 5.50, experimental
 ///   (exported only with `--experimental`) until 5.77, stable from 5.78.
 ///
 /// `Device1.PreferredBearer` (5.80, experimental) exists only for dual-mode devices; the
