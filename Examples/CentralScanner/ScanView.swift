@@ -14,22 +14,57 @@ struct ScanRow: Sendable {
     var uuids: [BLEUUID]
     var manufacturerData: [UInt16: Data]
     var lastSeen: ContinuousClock.Instant
+    /// The whole advertisement (service data, raw AD structures, flags, address type, …).
+    var advertisement = Advertisement()
 
     /// What identifies the advertisement apart from RSSI (a change is reported again).
     var identity: String {
         "\(name ?? "")|\(uuids.map(\.uuidString).sorted())|\(manufacturerData.keys.sorted().map { "\($0)=\(hex(manufacturerData[$0]!))" })"
+            + "|\(adStructuresJSON.text)|\(advertisement.addressType?.rawValue ?? "")"
     }
 
+    /// `{"0x16":["d2fc…"],…}`: every AD structure by type (``Advertisement/adStructures``).
+    private var adStructuresJSON: JSON {
+        .object(advertisement.adStructures.keys.sorted().map { type in
+            (typeKey(type), .array(advertisement.adStructures[type]!.map { .string(hex($0)) }))
+        })
+    }
+
+    private func typeKey(_ type: UInt8) -> String { String(format: "0x%02X", type) }
+
     var json: JSON {
-        .object([
+        let ad = advertisement
+        let serviceData: JSON = .object(ad.serviceData.keys.sorted().map { ($0.uuidString, .string(hex(ad.serviceData[$0]!))) })
+        let txPower: JSON = ad.txPower.map { .integer(Int($0)) } ?? .null
+        let appearance: JSON = ad.appearance.map { .integer(Int($0)) } ?? .null
+        var flags: JSON = .null, flagNames: JSON = .null
+        if let f = ad.flags {
+            flags = .integer(Int(f.rawValue))
+            flagNames = .array(Self.flagNames.filter { f.contains($0.0) }.map { .string($0.1) })
+        }
+        var raw: JSON = .null
+        if let data = ad.advertisingData {
+            raw = .object(data.keys.sorted().map { (typeKey($0), .string(hex(data[$0]!))) })
+        }
+        var pairs: [(String, JSON)] = [
             ("event", .string("discovered")),
             ("address", .string(address)),
             ("name", .optional(name)),
             ("rssi", rssi.map { .integer(Int($0)) } ?? .null),
             ("uuids", .array(uuids.map { .string($0.uuidString) })),
             ("manufacturerData", .object(manufacturerData.keys.sorted().map { (String($0), .string(hex(manufacturerData[$0]!))) })),
-        ])
+        ]
+        pairs += [("serviceData", serviceData), ("txPower", txPower), ("appearance", appearance),
+                  ("addressType", .optional(ad.addressType?.rawValue)), ("flags", flags), ("flagNames", flagNames),
+                  ("advertisingData", raw), ("adStructures", adStructuresJSON)]
+        return .object(pairs)
     }
+
+    private static let flagNames: [(AdvertisingFlags, String)] = [
+        (.leLimitedDiscoverable, "leLimitedDiscoverable"), (.leGeneralDiscoverable, "leGeneralDiscoverable"),
+        (.brEdrNotSupported, "brEdrNotSupported"), (.simultaneousLEAndBrEdrController, "simultaneousLEAndBrEdrController"),
+        (.simultaneousLEAndBrEdrHost, "simultaneousLEAndBrEdrHost"),
+    ]
 
     var line: String {
         "discovered \(address) \(name.map { "\"\($0)\"" } ?? "(no name)") RSSI \(rssi.map(String.init) ?? "?")"

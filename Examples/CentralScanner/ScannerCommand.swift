@@ -118,7 +118,8 @@ enum ScannerCommand {
             if let prefix, !(peripheral.name ?? "").hasPrefix(prefix) { return }
             let ad = peripheral.advertisement
             view.update(ScanRow(address: peripheral.address, name: peripheral.name ?? ad.localName, rssi: peripheral.rssi,
-                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now))
+                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now,
+                                advertisement: ad))
         }
         let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
             let once = Promise<(any Error)?>()
@@ -148,6 +149,7 @@ enum ScannerCommand {
                               cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
         let central = AccelerometerCentral(manager: manager, console: console, periodMs: options.periodMs)
         SignalTrap.shared.onShutdown {
+            reportDrops(central, console)
             await central.stop()
             await cleanup()
         }
@@ -175,7 +177,25 @@ enum ScannerCommand {
         }
         samples.onFinish { done.success(1) }
         let status = (try? await done.future.value) ?? 1
+        reportDrops(central, console)
         await central.stop()
         return status
+    }
+
+    /// Prints the data characteristic's notification counts when notifications were dropped
+    /// (``Characteristic/notificationCounts``): `{"event":"notificationCounts","received":…,
+    /// "delivered":…,"dropped":…,"droppedBy":{"<rule>":n},"held":…}`.
+    static func reportDrops(_ central: AccelerometerCentral, _ console: Console) {
+        typealias Accelerometer = AccelerometerCentral.Accelerometer
+        guard let data = central.peripheral?.service(Accelerometer.uuid)?.characteristic(Accelerometer.Data.uuid) else { return }
+        let counts = data.notificationCounts
+        guard counts.dropped > 0 else { return }
+        let rules = NotificationDropRule.allCases.filter { counts.dropped(by: $0) > 0 }
+        console.event("notificationCounts", [
+            ("received", .integer(counts.received)), ("delivered", .integer(counts.delivered)),
+            ("dropped", .integer(counts.dropped)),
+            ("droppedBy", .object(rules.map { ($0.rawValue, .integer(counts.dropped(by: $0))) })),
+            ("held", .integer(counts.held)),
+        ], text: "notifications dropped: \(counts)")
     }
 }

@@ -18,7 +18,12 @@ struct ScannerOptions: CommandOptions {
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
           line with --json ({"event":"discovered","address":…,"name":…,"rssi":…,"uuids":[…],
-          "manufacturerData":{"<id>":"<hex>"}}).
+          "manufacturerData":{"<id>":"<hex>"},"serviceData":{"<uuid>":"<hex>"},"txPower":…,
+          "appearance":…,"addressType":"public"|"random","flags":6,"flagNames":[…],
+          "advertisingData":{"0x26":"<hex>"}|null,"adStructures":{"0xFF":["<hex>"],…}}).
+          advertisingData is what bluetoothd kept raw (Device1.AdvertisingData, null when it
+          exports none: before BlueZ 5.78 only with bluetoothd --experimental); adStructures
+          holds every AD structure, re-encoded from BlueZ's properties where it decoded them.
             --service UUID      only devices advertising this service (repeatable)
             --name-prefix P     only devices whose name starts with P
             --duration S        scan S seconds, then exit 0 (default: until Ctrl-C)
@@ -37,6 +42,8 @@ struct ScannerOptions: CommandOptions {
 
           Accelerometer mode: find a TI SensorTag accelerometer (service F000AA10-…), connect,
           enable it, set its period and print its samples in g ({"event":"sample","x":…,"y":…,"z":…}).
+          At the end, when notifications were dropped, their counts ({"event":"notificationCounts",
+          "received":…,"delivered":…,"dropped":…,"droppedBy":{"subscriberBacklog":…},"held":…}).
             --samples N         exit 0 after N samples (default: run until Ctrl-C)
             --period-ms M       update period to ask for, 10…2550 ms (default 100)
 

@@ -54,6 +54,14 @@ public struct Device1: Sendable {
         public var manufacturerData: [UInt16: Data]?
         /// `ServiceData`: UUID string → bytes.
         public var serviceData: [String: Data]?
+        /// `AdvertisingData`: the AD structures bluetoothd keeps raw, AD type → data (`a{yv}`).
+        /// Only the types bluetoothd does not decode into other properties (never flags, UUID
+        /// lists, names, TX power, appearance, service or manufacturer data); absent when there are
+        /// none, and before 5.78 unless bluetoothd runs with `--experimental`.
+        public var advertisingData: [UInt8: Data]?
+        /// `AdvertisingFlags`: the advertisement's Flags AD structure (`ay`); absent before 5.78
+        /// unless bluetoothd runs with `--experimental`, and until a report carried flags.
+        public var advertisingFlags: Data?
         /// `Adapter`.
         public var adapter: ObjectPath?
 
@@ -76,6 +84,8 @@ public struct Device1: Sendable {
             txPower = r.get("TxPower")
             manufacturerData = r.manufacturerData("ManufacturerData")
             serviceData = r.serviceData("ServiceData")
+            advertisingData = r.adStructures("AdvertisingData")
+            advertisingFlags = r.bytes("AdvertisingFlags")
             adapter = r.get("Adapter")
         }
     }

@@ -68,4 +68,22 @@ public struct PropertyReader: Sendable {
         }
         return out
     }
+
+    /// `AdvertisingData` style dictionaries (`a{yv}` holding `ay`: AD type → data).
+    public func adStructures(_ name: String) -> [UInt8: Data]? {
+        guard let value = properties[name] else { return nil }
+        guard case .dict(_, _, let entries) = value.unwrapped else {
+            BlueZLog.debug("\(path?.rawValue ?? "?") \(interface).\(name): ignored, expected a{yv}, found \(value.signature)")
+            return nil
+        }
+        var out: [UInt8: Data] = [:]
+        for e in entries {
+            guard let k = try? UInt8(dbusValue: e.key), let v = try? Data(dbusValue: e.value) else {
+                BlueZLog.debug("\(path?.rawValue ?? "?") \(interface).\(name): entry ignored (\(e.key): \(e.value))")
+                continue
+            }
+            out[k] = v
+        }
+        return out
+    }
 }

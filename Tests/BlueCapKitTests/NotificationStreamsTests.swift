@@ -106,4 +106,27 @@ struct NotificationStreamsTests {
         #expect(streams.remove(id: id) != nil)
         #expect(streams.remove(id: id) == nil)
     }
+
+    @Test("counts: no stream open counts noStream; held values lost with the link count noStream; removed streams keep their backlog drops")
+    func counts() {
+        var streams = Streams()
+        Self.deliver(&streams, [1, 2])  // nobody asked: no stream, no hand-over
+        #expect(streams.counts() == NotificationCounts(received: 2, droppedByRule: [.noStream: 2]))
+        _ = streams.appStarted()
+        Self.deliver(&streams, [3, 4, 5])  // held for the first stream
+        #expect(streams.counts().held == 3)
+        _ = streams.linkLost(keepStreams: true)  // the hand-over ends: those three are lost
+        #expect(streams.counts() == NotificationCounts(received: 5, droppedByRule: [.noStream: 5]))
+        let (id, a) = streams.open(capacity: 1)
+        let slow = ManualContext()
+        a.stream.onSuccess(context: slow) { _ in }
+        Self.deliver(&streams, Array(6..<(6 + a.stream.subscriberBacklog + 3)))
+        #expect(streams.counts().dropped(by: .subscriberBacklog) == 3)
+        #expect(streams.remove(id: id) != nil)
+        let after = streams.counts()
+        #expect(after.dropped(by: .subscriberBacklog) == 3)
+        #expect(after.received == 5 + a.stream.subscriberBacklog + 3)
+        #expect(after.delivered == a.stream.subscriberBacklog)
+        #expect(after.received == after.delivered + after.dropped + after.held)
+    }
 }

@@ -72,10 +72,12 @@ public final class CentralRig: Sendable {
 
     /// Starts the bus and the simulator and waits until the manager is powered on. With
     /// `manualClock`, the manager's deadlines run on ``clock`` (real time otherwise); with
-    /// `experimental`, the simulator runs as `bluetoothd --experimental` (advertisement monitors).
-    public static func start(adapters: Int = 1, manualClock: Bool = false, experimental: Bool = false) async throws -> CentralRig {
+    /// `experimental`, the simulator runs as `bluetoothd --experimental` (advertisement monitors);
+    /// `profile` is the BlueZ release it imitates.
+    public static func start(adapters: Int = 1, manualClock: Bool = false, experimental: Bool = false,
+                             profile: BlueZProfile = .bluez5_66) async throws -> CentralRig {
         let bus = try TestBus()
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, experimental: experimental)
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: adapters, profile: profile, experimental: experimental)
         let rig = try CentralRig(bus: bus, simulator: simulator, clock: manualClock ? ManualClock() : nil)
         try await rig.manager.whenPoweredOn(timeout: .seconds(5)).value
         return rig

@@ -166,6 +166,13 @@ extension Characteristic {
         return promise.stream
     }
 
+    /// How many notifications arrived (datagrams of the `org.bluez.GattCharacteristic1.AcquireNotify`
+    /// socket, or `Value` changes after `StartNotify`), reached the update streams and were dropped
+    /// (by which rule) since the characteristic was discovered; see ``NotificationCounts`` and
+    /// ``NotificationDropRule``. Counted on the notification path without a lock of its own;
+    /// reading takes the characteristic's lock and each open stream's.
+    public var notificationCounts: NotificationCounts { self.state.withLock { $0.streams.counts() } }
+
     /// The number of open update streams (abandoned and finished ones are gone).
     var openUpdateStreamCount: Int { self.state.withLock { $0.streams.entries.count } }
 

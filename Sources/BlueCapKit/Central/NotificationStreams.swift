@@ -37,8 +37,23 @@ struct NotificationStreams<Element: Sendable> {
         var held: [Element] = []
     }
 
+    /// What ``Characteristic/notificationCounts`` reports, counted here under the
+    /// characteristic's lock the notification path takes anyway (no lock of its own).
+    struct Tally {
+        var received = 0
+        /// Deliveries pushed to streams (one per open stream, and per held value handed over).
+        var pushed = 0
+        var noStream = 0
+        var heldLimit = 0
+        /// `droppedCount` of the streams already removed.
+        var removedStreamsBacklogDrops = 0
+    }
+
     /// The most notifications held for streams yet to be opened.
     static var heldLimit: Int { 100 }
+
+    /// The counts so far.
+    private(set) var tally = Tally()
 
     /// The open streams, oldest first.
     private(set) var entries: [Entry] = []
@@ -58,6 +73,7 @@ struct NotificationStreams<Element: Sendable> {
         if var h = handoff {
             // No one follows the new stream yet: pushing runs no callback.
             for value in h.held { promise.success(value) }
+            tally.pushed += h.held.count
             h.remaining -= 1
             handoff = h.remaining > 0 ? h : nil
         }
@@ -72,6 +88,7 @@ struct NotificationStreams<Element: Sendable> {
         let current = session
         let old = entries.filter { $0.session < current }
         entries.removeAll { $0.session < current }
+        retire(old.map(\.promise))
         if !old.isEmpty {
             handoff = Handoff(remaining: (handoff?.remaining ?? 0) + old.count, held: handoff?.held ?? [])
         } else if entries.isEmpty && handoff == nil {
@@ -82,17 +99,39 @@ struct NotificationStreams<Element: Sendable> {
 
     /// A notification arrived: holds it if streams are awaited; returns the open streams to push it to.
     mutating func deliver(_ value: Element) -> [Entry] {
+        tally.received += 1
+        tally.pushed += entries.count
         if handoff != nil {
             handoff!.held.append(value)
-            if handoff!.held.count > Self.heldLimit { handoff!.held.removeFirst() }
+            if handoff!.held.count > Self.heldLimit {
+                handoff!.held.removeFirst()
+                tally.heldLimit += 1
+            }
+        } else if entries.isEmpty {
+            tally.noStream += 1
         }
         return entries
+    }
+
+    /// The counts, with the open streams' subscriber-backlog drops read now (each stream's lock,
+    /// taken inside the characteristic's: a stream never takes the characteristic's lock).
+    func counts() -> NotificationCounts {
+        let backlog = entries.reduce(tally.removedStreamsBacklogDrops) { $0 + $1.promise.stream.droppedCount }
+        return NotificationCounts(received: tally.received, delivered: tally.pushed - backlog, held: handoff?.held.count ?? 0,
+                                  droppedByRule: [.noStream: tally.noStream, .heldLimit: tally.heldLimit, .subscriberBacklog: backlog])
+    }
+
+    /// Keeps the backlog drops of streams being removed, and counts held values no stream will get.
+    private mutating func retire(_ streams: [StreamPromise<Element>], discardingHeld: Bool = false) {
+        for s in streams { tally.removedStreamsBacklogDrops += s.stream.droppedCount }
+        if discardingHeld { tally.noStream += handoff?.held.count ?? 0 }
     }
 
     /// The link dropped. With `keepStreams` (re-subscription will follow) the streams stay open;
     /// otherwise they are removed and returned, to be finished with an error. Held values are dropped.
     mutating func linkLost(keepStreams: Bool) -> [StreamPromise<Element>] {
         session += 1
+        retire([], discardingHeld: true)
         handoff = nil
         guard !keepStreams else { return [] }
         return removeAll()
@@ -100,6 +139,7 @@ struct NotificationStreams<Element: Sendable> {
 
     /// Removes every stream (stopNotifying, terminate) and returns them to finish.
     mutating func removeAll() -> [StreamPromise<Element>] {
+        retire(entries.map(\.promise), discardingHeld: true)
         handoff = nil
         defer { entries = [] }
         return entries.map(\.promise)
@@ -108,6 +148,8 @@ struct NotificationStreams<Element: Sendable> {
     /// Removes the stream `id` (abandoned by its subscribers); returns it, to be finished.
     mutating func remove(id: Int) -> StreamPromise<Element>? {
         guard let i = entries.firstIndex(where: { $0.id == id }) else { return nil }
-        return entries.remove(at: i).promise
+        let promise = entries.remove(at: i).promise
+        retire([promise])
+        return promise
     }
 }

@@ -12,8 +12,16 @@ extension PeripheralManager {
     /// name in the scan response: a passive scanner (an advertisement monitor) sees the data,
     /// never the name. Keep the data small: 31 bytes of advertising data hold the flags (3),
     /// one manufacturer entry (4 + payload) and a 128-bit UUID (18), leaving 6 bytes of payload.
-    public func startAdvertising(_ name: String? = nil, uuids: [BLEUUID] = [], manufacturerData: [UInt16: Data]) -> Future<Void> {
+    ///
+    /// `otherADStructures` are advertised as given (`LEAdvertisement1.Data`, AD type → data, 2
+    /// bytes each plus the data): only types bluetoothd does not build itself, such as 0x30
+    /// Broadcast Name or 0x26 Transport Discovery Data. bluetoothd refuses the registration
+    /// (the future fails) for flags, UUID lists, names, TX power, service or manufacturer data,
+    /// appearance and the other types it owns. A scanner's bluetoothd reports these in
+    /// `Device1.AdvertisingData` (``Advertisement/advertisingData``).
+    public func startAdvertising(_ name: String? = nil, uuids: [BLEUUID] = [], manufacturerData: [UInt16: Data],
+                                 otherADStructures: [UInt8: Data] = [:]) -> Future<Void> {
         startAdvertising(LocalAdvertisement(type: .peripheral, serviceUUIDs: uuids.map(\.uuidString), localName: name,
-                                            manufacturerData: manufacturerData, includes: []))
+                                            manufacturerData: manufacturerData, includes: [], data: otherADStructures))
     }
 }

@@ -35,12 +35,16 @@ public struct LocalAdvertisement: Sendable, Equatable {
     public var discoverable: Bool?
     /// `TxPower` requested, in dBm.
     public var txPower: Int16?
+    /// `Data`: AD structures to advertise as given, AD type → data (`a{yv}`). bluetoothd refuses
+    /// the registration when a type is one it builds itself (flags, UUID lists, names, TX power,
+    /// service or manufacturer data, appearance, …: `type_reject_list` in `src/shared/ad.c`).
+    public var data: [UInt8: Data]
 
     /// An advertisement.
     public init(type: Kind = .peripheral, serviceUUIDs: [String] = [], localName: String? = nil,
                 manufacturerData: [UInt16: Data] = [:], serviceData: [String: Data] = [:],
                 includes: [String] = ["tx-power"], appearance: UInt16? = nil, discoverable: Bool? = true,
-                txPower: Int16? = nil) {
+                txPower: Int16? = nil, data: [UInt8: Data] = [:]) {
         self.type = type
         self.serviceUUIDs = serviceUUIDs
         self.localName = localName
@@ -50,6 +54,7 @@ public struct LocalAdvertisement: Sendable, Equatable {
         self.appearance = appearance
         self.discoverable = discoverable
         self.txPower = txPower
+        self.data = data
     }
 
     /// The `org.bluez.LEAdvertisement1` properties.
@@ -77,6 +82,10 @@ public struct LocalAdvertisement: Sendable, Equatable {
         if let appearance { p.append(DBusProperty("Appearance", type: .uint16, value: .uint16(appearance))) }
         if let discoverable { p.append(DBusProperty("Discoverable", type: .bool, value: .bool(discoverable))) }
         if let txPower { p.append(DBusProperty("TxPower", type: .int16, value: .int16(txPower))) }
+        if !data.isEmpty {
+            let entries = data.sorted { $0.key < $1.key }.map { DBusValue.DictEntry(.byte($0.key), .variant($0.value.dbusValue)) }
+            p.append(DBusProperty("Data", type: .dict(key: .byte, value: .variant), value: .dict(key: .byte, value: .variant, entries)))
+        }
         return p
     }
 

@@ -167,6 +167,15 @@ extension BlueZSimulator {
                 if case .string(let u) = e.key, let uuid = BluetoothUUID.normalize(u), let b = bytes(e.value) { ad.serviceData[uuid] = b }
             }
         }
+        if case .dict(_, _, let entries)? = p["Data"] {
+            for e in entries {
+                // bluetoothd's parse_data: a type it builds itself fails the registration.
+                guard case .byte(let type) = e.key, let b = bytes(e.value), !AdvertisementSnapshot.decodedTypes.contains(type) else {
+                    throw .failed("Failed to parse advertisement.")
+                }
+                ad.data[type] = b
+            }
+        }
         return ad
     }
 }

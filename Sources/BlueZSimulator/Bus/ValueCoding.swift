@@ -23,6 +23,10 @@ extension PropertyValue {
             .dict(key: .uint16, value: .variant, v.sorted { $0.key < $1.key }.map {
                 .init(.uint16($0.key), .variant(.array(element: .byte, $0.value.map { .byte($0) })))
             })
+        case .adStructures(let v):
+            .dict(key: .byte, value: .variant, v.sorted { $0.key < $1.key }.map {
+                .init(.byte($0.key), .variant(.array(element: .byte, $0.value.map { .byte($0) })))
+            })
         case .serviceData(let v):
             .dict(key: .string, value: .variant, v.sorted { $0.key < $1.key }.map {
                 .init(.string($0.key), .variant(.array(element: .byte, $0.value.map { .byte($0) })))

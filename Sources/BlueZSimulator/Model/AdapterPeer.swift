@@ -38,7 +38,8 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
             address: a.address, addressType: "public", name: ad.localName ?? (includesName ? (a.alias ?? a.systemName) : nil),
             rssi: -45, txPower: ad.includes.contains("tx-power") ? (ad.txPower ?? 0) : ad.txPower,
             uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, serviceData: ad.serviceData,
-            appearance: ad.appearance, connectable: ad.type == "peripheral", nameInScanResponse: true)
+            appearance: ad.appearance, connectable: ad.type == "peripheral", nameInScanResponse: true,
+            flags: ad.type == "peripheral" ? 0x06 : nil, otherADStructures: ad.data)
     }
 
     /// Rebuilds the database from the adapter's applications (handles in registration-path order).

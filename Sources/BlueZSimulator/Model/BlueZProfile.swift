@@ -21,7 +21,9 @@
 /// - `Adapter1.PowerState`: since 5.66, experimental (exported only with `--experimental`)
 ///   until 5.73;
 /// - `Adapter1.Manufacturer` and `Adapter1.Version`: since 5.71;
-/// - `Adapter1.Connectable`: since 5.79.
+/// - `Adapter1.Connectable`: since 5.79;
+/// - `Device1.AdvertisingData` and `Device1.AdvertisingFlags`: since 5.50, experimental
+///   (exported only with `--experimental`) until 5.77, stable from 5.78.
 ///
 /// `Device1.PreferredBearer` (5.80, experimental) exists only for dual-mode devices; the
 /// simulated peripherals are LE-only, so no profile exports it.
@@ -54,11 +56,15 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     /// `Adapter1.ConnectDevice` answers `AlreadyExists` when a device object for the address
     /// exists (up to 5.68); from 5.69 it connects that device and answers its path.
     public var connectDeviceRejectsExisting = true
+    /// `Device1.AdvertisingData` and `Device1.AdvertisingFlags` are experimental (up to 5.77:
+    /// exported only with ``experimental``).
+    public var deviceAdvertisingDataExperimental: Bool
 
     /// A profile; the named ones (``bluez5_55``, ``bluez5_66``, ``bluez5_82``) are the usual start.
     public init(version: String, experimental: Bool = false, advertisementMonitors: Bool, characteristicMTU: Bool,
                 deviceBonded: Bool, adapterPowerState: Bool, adapterPowerStateExperimental: Bool = false, adapterManufacturerAndVersion: Bool,
-                adapterConnectable: Bool, adapterExperimentalFeatures: Bool, experimentalFeatures: [String] = []) {
+                adapterConnectable: Bool, adapterExperimentalFeatures: Bool, experimentalFeatures: [String] = [],
+                deviceAdvertisingDataExperimental: Bool = true) {
         self.version = version
         self.experimental = experimental
         self.advertisementMonitors = advertisementMonitors
@@ -70,6 +76,7 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
         self.adapterConnectable = adapterConnectable
         self.adapterExperimentalFeatures = adapterExperimentalFeatures
         self.experimentalFeatures = experimentalFeatures
+        self.deviceAdvertisingDataExperimental = deviceAdvertisingDataExperimental
     }
 
     // MARK: Releases
@@ -89,12 +96,13 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
         adapterExperimentalFeatures: true)
 
     /// BlueZ 5.82: adds `Manufacturer`, `Version` and `Connectable` to Adapter1, and `PowerState`
-    /// is no longer experimental (5.73); advertisement monitors and `ConnectDevice` still are.
+    /// is no longer experimental (5.73), nor are `Device1.AdvertisingData` and
+    /// `AdvertisingFlags` (5.78); advertisement monitors and `ConnectDevice` still are.
     public static let bluez5_82: BlueZProfile = {
         var p = BlueZProfile(
             version: "5.82", advertisementMonitors: true, characteristicMTU: true, deviceBonded: true,
             adapterPowerState: true, adapterManufacturerAndVersion: true, adapterConnectable: true,
-            adapterExperimentalFeatures: true)
+            adapterExperimentalFeatures: true, deviceAdvertisingDataExperimental: false)
         p.connectDeviceRejectsExisting = false
         return p
     }()
@@ -114,6 +122,8 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     public var exportsConnectDevice: Bool { experimental }
     /// Adapter1 has `PowerState`.
     public var exportsPowerState: Bool { adapterPowerState && (experimental || !adapterPowerStateExperimental) }
+    /// Device1 has `AdvertisingData` (when some AD structure was kept raw) and `AdvertisingFlags`.
+    public var exportsDeviceAdvertisingData: Bool { experimental || !deviceAdvertisingDataExperimental }
     /// Adapter1 has `ExperimentalFeatures`.
     public var exportsExperimentalFeatures: Bool { adapterExperimentalFeatures && !experimentalFeatures.isEmpty }
 

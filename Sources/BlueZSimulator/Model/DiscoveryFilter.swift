@@ -83,10 +83,22 @@ struct AdvertisementSnapshot: Equatable {
     /// The name travels in the scan response (as bluetoothd does for its own advertisements'
     /// LocalName): an active scan gets it, a passive one (advertisement monitors) never does.
     var nameInScanResponse = false
+    /// The Flags AD structure, if advertised.
+    var flags: UInt8?
+    /// AD structures of the types bluetoothd keeps raw (Device1.AdvertisingData).
+    var otherADStructures: [UInt8: [UInt8]] = [:]
+
+    /// The AD types bluetoothd never keeps raw: `type_reject_list` in `src/shared/ad.c` (5.55
+    /// to 5.82), which `bt_ad_add_data` refuses.
+    static let decodedTypes: Set<UInt8> = [
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0D, 0x0E, 0x0F, 0x10, 0x11,
+        0x12, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x21,
+        0x22, 0x23, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x3D, 0xFF,
+    ]
 
     /// The AD structures a passive scan receives: manufacturer data (0xFF), service data (0x16
     /// for 16-bit UUIDs, 0x21 otherwise), the service UUID lists (0x03, 0x07), the TX power
-    /// (0x0A) and, unless in the scan response, the complete local name (0x09).
+    /// (0x0A), the flags (0x01), the raw other types and, unless in the scan response, the complete local name (0x09).
     var passiveADStructures: [(type: UInt8, data: [UInt8])] {
         var result: [(type: UInt8, data: [UInt8])] = []
         for (id, payload) in manufacturerData.sorted(by: { $0.key < $1.key }) {
@@ -101,7 +113,9 @@ struct AdvertisementSnapshot: Equatable {
         let long = lists.filter { $0.count == 16 }.flatMap { $0 }
         if !short.isEmpty { result.append((0x03, short)) }
         if !long.isEmpty { result.append((0x07, long)) }
+        if let flags { result.append((0x01, [flags])) }
         if let txPower { result.append((0x0A, [UInt8(bitPattern: Int8(clamping: txPower))])) }
+        for (type, data) in otherADStructures.sorted(by: { $0.key < $1.key }) { result.append((type, data)) }
         if let name, !nameInScanResponse { result.append((0x09, Array(name.utf8))) }
         return result
     }

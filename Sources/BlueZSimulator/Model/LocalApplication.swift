@@ -23,6 +23,8 @@ public struct LEAdvertisementData: Sendable, Equatable {
     public var discoverable: Bool?
     /// TxPower.
     public var txPower: Int16?
+    /// Data: other AD structures, AD type → data.
+    public var data: [UInt8: [UInt8]] = [:]
 
     /// Empty advertisement data.
     public init() {}

@@ -55,7 +55,9 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
             txPower: spec.txPower, uuids: spec.advertisedUUIDs,
             manufacturerData: spec.manufacturerData.mapValues { [UInt8]($0) },
             serviceData: spec.serviceData.mapValues { [UInt8]($0) },
-            appearance: spec.appearance, connectable: spec.connectable)
+            appearance: spec.appearance, connectable: spec.connectable, flags: spec.flags,
+            otherADStructures: spec.otherADStructures.filter { !AdvertisementSnapshot.decodedTypes.contains($0.key) }
+                .mapValues { [UInt8]($0) })
     }
 
     /// Changes what the peripheral advertises or how it behaves.

@@ -29,6 +29,8 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
     case manufacturerData([UInt16: [UInt8]])
     /// `a{sv}` whose variants hold `ay` (Device1.ServiceData).
     case serviceData([String: [UInt8]])
+    /// `a{yv}` whose variants hold `ay` (Device1.AdvertisingData: AD type → data).
+    case adStructures([UInt8: [UInt8]])
 
     /// The D-Bus signature this value is sent with.
     public var signature: String {
@@ -45,6 +47,7 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
         case .objectPaths: "ao"
         case .manufacturerData: "a{qv}"
         case .serviceData: "a{sv}"
+        case .adStructures: "a{yv}"
         }
     }
 
@@ -62,6 +65,7 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
         case .objectPaths(let v): "paths \(v)"
         case .manufacturerData(let v): "mfr \(v.mapValues(\.hexString))"
         case .serviceData(let v): "svc \(v.mapValues(\.hexString))"
+        case .adStructures(let v): "ad \(v.mapValues(\.hexString))"
         }
     }
 

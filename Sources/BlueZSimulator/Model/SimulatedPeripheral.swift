@@ -44,6 +44,14 @@ public struct SimulatedPeripheral: Sendable {
     public var serviceData: [String: Data] = [:]
     /// Appearance (Device1.Appearance), if advertised.
     public var appearance: UInt16?
+    /// The Flags AD structure (Device1.AdvertisingFlags), if advertised; by default LE General
+    /// Discoverable and BR/EDR Not Supported (0x06), as an LE-only peripheral advertises.
+    public var flags: UInt8? = 0x06
+    /// AD structures of types bluetoothd does not decode (Device1.AdvertisingData), AD type →
+    /// data. Types bluetoothd decodes (flags, UUID lists, names, TX power, service and
+    /// manufacturer data, appearance, …) are ignored here, as bluetoothd's `bt_ad_add_data` does:
+    /// give those with the other setters.
+    public var otherADStructures: [UInt8: Data] = [:]
     /// Whether Connect can succeed.
     public var connectable = true
     /// The ATT MTU the peripheral negotiates (GattCharacteristic1.MTU, AcquireNotify's mtu).
@@ -87,6 +95,11 @@ public struct SimulatedPeripheral: Sendable {
     }
     /// Sets the appearance.
     public func appearance(_ a: UInt16?) -> Self { with { $0.appearance = a } }
+    /// Sets the Flags AD structure (nil: none advertised).
+    public func flags(_ f: UInt8?) -> Self { with { $0.flags = f } }
+    /// Adds an AD structure of a type bluetoothd keeps raw (e.g. 0x26 Transport Discovery Data,
+    /// 0x30 Broadcast Name); see ``otherADStructures``.
+    public func adStructure(type: UInt8, data: Data) -> Self { with { $0.otherADStructures[type] = data } }
     /// Makes the peripheral (non-)connectable.
     public func connectable(_ c: Bool) -> Self { with { $0.connectable = c } }
     /// Sets the negotiated MTU.

@@ -148,6 +148,10 @@ extension SimulatorCore {
             if !ad.manufacturerData.isEmpty { p["ManufacturerData"] = .manufacturerData(ad.manufacturerData) }
             if !ad.serviceData.isEmpty { p["ServiceData"] = .serviceData(ad.serviceData) }
             if let ap = ad.appearance { p["Appearance"] = .uint16(ap) }
+            if profile.exportsDeviceAdvertisingData {
+                if let flags = ad.flags { p["AdvertisingFlags"] = .bytes([flags]) }
+                if !ad.otherADStructures.isEmpty { p["AdvertisingData"] = .adStructures(ad.otherADStructures) }
+            }
         }
         return p
     }
@@ -173,6 +177,17 @@ extension SimulatorCore {
         }
         if !ad.manufacturerData.isEmpty { changes["ManufacturerData"] = .manufacturerData(ad.manufacturerData) }
         if !ad.serviceData.isEmpty { changes["ServiceData"] = .serviceData(ad.serviceData) }
+        if profile.exportsDeviceAdvertisingData {
+            // bluetoothd's device_set_flags announces a change of flags; its add_data announces
+            // AdvertisingData only when Transport Discovery Data (0x26) is added.
+            if let flags = ad.flags { changes["AdvertisingFlags"] = .bytes([flags]) }
+            if !ad.otherADStructures.isEmpty {
+                var merged: [UInt8: [UInt8]] = [:]
+                if case .adStructures(let m)? = current["AdvertisingData"] { merged = m }
+                merged.merge(ad.otherADStructures) { _, new in new }
+                if ad.otherADStructures[0x26] != nil || current["AdvertisingData"] == nil { changes["AdvertisingData"] = .adStructures(merged) }
+            }
+        }
         store.update(d.path, "org.bluez.Device1", changes)
         if a.duplicateData {
             var dup: [String: PropertyValue?] = [:]
