@@ -5,6 +5,7 @@
 @testable import BlueCapKit
 import BlueZSimulator
 import Foundation
+import Futures
 import Testing
 import TestSupport
 
@@ -197,5 +198,33 @@ struct ConnectionSlotsTests {
         }
         usage = slots.usage(of: "hci0")
         #expect(usage.queued == 0 && usage.used == 1, "\(usage)")
+    }
+
+    @Test("whenUsageChanges: each change of an adapter's usage, ours and other programs' connections")
+    func usageStream() async throws {
+        let (h, ps) = try await rig()
+        defer { h.stop() }
+        let slots = h.session.connectionSlots
+        let seen = Collector<SlotUsage>()
+        let token = CancelToken()
+        slots.whenUsageChanges().onSuccess(context: .immediate, cancelToken: token) { seen.append($0) }
+        slots.setBudget(1, for: "hci0")
+        let first = h.connect(ps[0])
+        try await first.events.wait(for: 1)
+        _ = h.connect(ps[1])
+        // bluetoothd connects ps[2] for another client.
+        let foreign = Collector<Bool>()
+        h.simulator.sync { core in core.connect(device: ps[2].identifier) { foreign.append((try? $0.get()) != nil) } }
+        #expect(try await foreign.wait(for: 1) == [true])
+        await Self.settle(h)
+        let items = seen.items
+        #expect(items.allSatisfy { $0.adapter == "hci0" }, "\(items)")
+        #expect(items.contains { $0.budget == 1 && $0.used == 0 }, "\(items)")          // the budget set
+        #expect(items.contains { $0.connected == 1 && $0.connectedByOthers == 0 }, "\(items)")  // ours up
+        #expect(items.contains { $0.queued == 1 }, "\(items)")                          // the second waits
+        #expect(items.last?.connectedByOthers == 1 && items.last?.connected == 2, "\(items.map(\.description))")  // another program's
+        // No two in a row are the same: changes only.
+        #expect(zip(items, items.dropFirst()).allSatisfy { $0 != $1 }, "\(items)")
+        _ = token.cancel()
     }
 }

@@ -56,8 +56,13 @@ public final class ConnectionSlots: Sendable {
         /// Adapter path → connects waiting, first first.
         var queues: [ObjectPath: [Waiter]] = [:]
         var nextID = 0
-        /// Observes the tree while any connect waits (disconnections free slots).
+        /// Observes the tree while any connect waits (disconnections free slots) or any
+        /// ``whenUsageChanges()`` stream is open (connections of other programs change usage).
         var observation: ObjectTreeObservation?
+        /// ``whenUsageChanges()``'s streams, by id.
+        var watchers: [Int: StreamPromise<SlotUsage>] = [:]
+        /// The last usage pushed per adapter path, so that a stream sees changes only.
+        var lastPushed: [ObjectPath: SlotUsage] = [:]
     }
 
     init(tree: ObjectTree?, clock: any TimerClock) {
@@ -80,6 +85,7 @@ public final class ConnectionSlots: Sendable {
             if let adapter { s.budgets[adapter] = max(1, budget) } else { s.defaultBudget = max(1, budget) }
         }
         pumpAll()
+        for adapter in usage.map({ Self.adapterPath($0.adapter) }) { changed(adapter) }
     }
 
     /// How long a connect waits for a slot before failing with
@@ -102,6 +108,26 @@ public final class ConnectionSlots: Sendable {
         let adapters = known.union(tree?.paths(withInterface: Adapter1.interface) ?? []).sorted { $0.rawValue < $1.rawValue }
         let connected = adapters.map { connectedDevices(on: $0) }
         return state.withLock { s in zip(adapters, connected).map { usage($0, s, connected: $1) } }
+    }
+
+    /// A stream of ``SlotUsage``: an adapter's usage each time it changes — a connect granted,
+    /// queued, given up or timed out, a budget set, a device of the adapter connected or
+    /// disconnected (by this process or another). It keeps the last 16 for replay (older ones
+    /// are dropped) and goes on until every subscription of it is cancelled.
+    public func whenUsageChanges() -> FutureStream<SlotUsage> {
+        let promise = StreamPromise<SlotUsage>(capacity: 16)
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            s.watchers[s.nextID] = promise
+            return s.nextID
+        }
+        promise.onAbandoned { [weak self] in
+            guard let self else { return }
+            self.state.withLock { s in _ = s.watchers.removeValue(forKey: id) }
+            self.stopObservingWhenIdle()
+        }
+        observe()
+        return promise.stream
     }
 
     // MARK: Choosing an adapter
@@ -146,8 +172,9 @@ public final class ConnectionSlots: Sendable {
             s.queues[adapter, default: []].append(Waiter(id: s.nextID, device: device, grant: grant))
             return (false, s.nextID, s.queueTimeout)
         }
+        changed(adapter)
         if now { return grant(.success(())) }
-        observeWhileWaiting()
+        observe()
         let timer = clock.schedule(after: timeout) { [weak self] in self?.expire(id, adapter: adapter) }
         let late = state.withLock { s -> Bool in
             guard let i = s.queues[adapter]?.firstIndex(where: { $0.id == id }) else { return true }
@@ -162,6 +189,7 @@ public final class ConnectionSlots: Sendable {
     func adopt(_ device: ObjectPath) {
         guard let adapter = Self.adapter(of: device) else { return }
         state.withLock { s in _ = s.held[adapter, default: []].insert(device) }
+        changed(adapter)
     }
 
     /// `device`'s connect no longer needs its slot (its link is down, its attempt ended, or it
@@ -176,6 +204,7 @@ public final class ConnectionSlots: Sendable {
         }
         for t in timers { t.cancel() }
         pump(adapter)
+        changed(adapter)
     }
 
     // MARK: Queue
@@ -196,6 +225,7 @@ public final class ConnectionSlots: Sendable {
             w.timer?.cancel()
             w.grant(.success(()))
         }
+        if !granted.isEmpty { changed(adapter) }
         stopObservingWhenIdle()
     }
 
@@ -211,6 +241,7 @@ public final class ConnectionSlots: Sendable {
             return (w, usage(adapter, s, connected: connected))
         }
         guard let (waiter, usage) = expired else { return }
+        changed(adapter)
         let timeout = queueTimeout
         waiter.grant(.failure(BlueCapError(
             kind: .noConnectionSlot, operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: waiter.device.rawValue,
@@ -220,15 +251,16 @@ public final class ConnectionSlots: Sendable {
         stopObservingWhenIdle()
     }
 
-    /// While connects wait, disconnections and removed devices pump the queues.
-    private func observeWhileWaiting() {
+    /// While connects wait or usage is watched, connections, disconnections and removed devices
+    /// pump the queues and are reported.
+    private func observe() {
         guard let tree, state.withLock({ $0.observation == nil }) else { return }
         let observation = tree.observe { [weak self] event in
             switch event {
             case .propertiesChanged(let path, Device1.interface, let changed, _) where changed["Connected"] != nil:
-                if let adapter = Self.adapter(of: path) { self?.pump(adapter) }
+                if let adapter = Self.adapter(of: path) { self?.pump(adapter); self?.changed(adapter) }
             case .interfacesRemoved(let path, _):
-                if let adapter = Self.adapter(of: path) { self?.pump(adapter) }
+                if let adapter = Self.adapter(of: path) { self?.pump(adapter); self?.changed(adapter) }
             case .ownerChanged:
                 self?.pumpAll()
             default:
@@ -247,11 +279,25 @@ public final class ConnectionSlots: Sendable {
 
     private func stopObservingWhenIdle() {
         let idle = state.withLock { s -> ObjectTreeObservation? in
-            guard s.queues.values.allSatisfy(\.isEmpty) else { return nil }
+            guard s.queues.values.allSatisfy(\.isEmpty), s.watchers.isEmpty else { return nil }
             defer { s.observation = nil }
             return s.observation
         }
         idle?.cancel()
+    }
+
+    /// Pushes `adapter`'s usage to the ``whenUsageChanges()`` streams when it differs from the
+    /// last pushed (outside the lock).
+    private func changed(_ adapter: ObjectPath) {
+        guard state.withLock({ !$0.watchers.isEmpty }) else { return }
+        let connected = connectedDevices(on: adapter)
+        let (usage, watchers) = state.withLock { s -> (SlotUsage, [StreamPromise<SlotUsage>]) in
+            let u = self.usage(adapter, s, connected: connected)
+            guard s.lastPushed[adapter] != u else { return (u, []) }
+            s.lastPushed[adapter] = u
+            return (u, Array(s.watchers.values))
+        }
+        for w in watchers { w.success(usage) }
     }
 
     // MARK: Counting
