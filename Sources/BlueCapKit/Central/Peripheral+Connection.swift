@@ -101,6 +101,7 @@ extension Peripheral {
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
+        session.foreignLinksMayHaveChanged()
     }
 
     /// `event` with `Device1.Connected` as cached (`connected`) where the event carries it.
@@ -123,6 +124,7 @@ extension Peripheral {
         case .rejectTerminated:
             newStream?.finish(throwing: PeripheralError(kind: .terminated, operation: "Peripheral.connect", path: identifier))
         case .sendConnect(let attempt, let timeout):
+            clearForeignPending()
             // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
             device.connect(timeout: timeout + .seconds(2)) { [weak self] result in
                 switch result {
@@ -158,7 +160,7 @@ extension Peripheral {
             if event == .timeout || event == .giveUp { BlueZLog.debug("\(identifier) connection event \(event)") }
             stream?.success((self, event))
         case .reportConnectFailure:
-            let error = connectError ?? BlueZError(kind: .failed, message: "Connect failed")
+            let error = connectFailure(connectError)
             stream?.failure(PeripheralError(error, operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier))
         case .failAttempt(let serviceGone):
             stream?.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
@@ -208,9 +210,18 @@ extension Peripheral {
         }
         for r in routes { r.cancel() }
         for c in chars { c.linkLost(kind: .terminated) }
-        if disconnect { Device1(connection: connection, path: path).disconnect { _ in } }
+        if disconnect {
+            // Until BlueZ answers, the session counts the link as ours (not a foreign connection).
+            let watch = session.foreignWatch, path = self.path
+            watch.closing(path, true)
+            Device1(connection: connection, path: path).disconnect { [session] _ in
+                watch.closing(path, false)
+                session.foreignLinksMayHaveChanged()
+            }
+        }
         stream?.finish()
         state.withLock { $0.rssiUpdates }?.finish()
+        state.withLock { $0.servicesUpdates }?.finish()
         forget(self)
     }
 }

@@ -101,11 +101,17 @@ extension Peripheral {
     /// (``terminate()``: gone from its manager, its operations fail with `.terminated`); a new
     /// scan finds the device again as a new, unpaired ``Peripheral``.
     public func forget() -> Future<Void> {
+        removeDevice("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] in terminate() }
+    }
+
+    /// Calls `org.bluez.Adapter1.RemoveDevice` for the device on its adapter, then `then` once
+    /// BlueZ has removed it: the one path of ``forget()`` and ``forgetCachedServices(timeout:)``.
+    func removeDevice(_ operation: String, timeout: Duration, then: @escaping @Sendable () -> Void) -> Future<Void> {
         let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
         let devicePath = path
-        return call("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] device throws(BlueZError) in
-            try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath)
-            terminate()
+        return call(operation, timeout: timeout) { device throws(BlueZError) in
+            try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath, timeout: timeout)
+            then()
         }
     }
 

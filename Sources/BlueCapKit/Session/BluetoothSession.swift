@@ -64,6 +64,8 @@ public final class BluetoothSession: Sendable {
     private let failure: String?
     /// What the session's pairing agent refused (``Peripheral/pair(timeout:)`` reports it).
     let agentRefusals: AgentRefusals
+    /// The links no manager of the session made (see BluetoothSession+ForeignConnections).
+    let foreignWatch = ForeignConnectionWatch()
 
     private struct State {
         var closed = false
@@ -199,6 +201,7 @@ public final class BluetoothSession: Sendable {
     /// Closes the connection once the members have ended (or the time is up), then completes `closing`.
     private func finishClose(_ closing: Promise<Void>) {
         guard !closing.isCompleted else { return }
+        foreignWatch.finish()
         tree?.stop()
         connection?.close()
         closing.success(())

@@ -1,0 +1,134 @@
+// Peripheral: services that change while connected (Service Changed, re-resolution), reported
+// through whenServicesChange(capacity:), and dropping the device's cached GATT database.
+import BlueZ
+import DBus
+import Foundation
+import Futures
+
+extension Peripheral {
+    // MARK: - Changes while connected
+
+    /// Each change of the services while the link stays up: BlueZ removed or added
+    /// `org.bluez.GattService1` objects under the device while `Device1.ServicesResolved` was
+    /// true (what bluetoothd does on a Service Changed indication), or `ServicesResolved` went
+    /// false and back to true with `Device1.Connected` true (BlueZ re-resolved). The services
+    /// of a new connection are not a change (use ``discoverServices(_:timeout:)``), nor is their
+    /// going away when the link drops.
+    ///
+    /// Removed services' ``Service`` objects and their characteristics are terminated before the
+    /// change is pushed. The stream keeps the last `capacity` changes (`capacity` of the first
+    /// call; at least 1) for a subscriber that comes later; older ones are dropped. It never ends
+    /// while the peripheral exists, and finishes on ``terminate()``.
+    public func whenServicesChange(capacity: Int = 10) -> FutureStream<ServicesChange> {
+        state.withLock { s in
+            if let p = s.servicesUpdates { return p.stream }
+            let p = StreamPromise<ServicesChange>(capacity: max(1, capacity))
+            s.servicesUpdates = p
+            return p.stream
+        }
+    }
+
+    /// The device's service objects in the tree now: path → UUID.
+    private var currentServices: [ObjectPath: BLEUUID] {
+        var out: [ObjectPath: BLEUUID] = [:]
+        for p in tree.paths(withInterface: GattService1.interface, under: path) {
+            guard let raw = tree.properties(at: p, interface: GattService1.interface),
+                  let uuid = GattService1.Properties(raw, path: p).uuid.flatMap({ BLEUUID(string: $0) }) else { continue }
+            out[p] = uuid
+        }
+        return out
+    }
+
+    /// Records the services of a link that resolved (or of a peripheral first seen resolved):
+    /// changes are measured against them.
+    func servicesResolvedChanged(_ resolved: Bool) {
+        if resolved {
+            let snapshot = state.withLock { $0.serviceSnapshot }
+            if snapshot == nil {
+                let current = currentServices
+                state.withLock { $0.serviceSnapshot = current }
+            } else {
+                servicesMayHaveChanged(resolving: true)
+            }
+        } else if state.withLock({ $0.properties.connected != true }) {
+            linkEndedForServices()
+        }
+    }
+
+    /// The link is down (or the device object gone): nothing to compare with any more.
+    func linkEndedForServices() {
+        state.withLock { $0.serviceSnapshot = nil }
+    }
+
+    /// A `GattService1` object appeared or went away under the device; `resolving`: services
+    /// just resolved again. Compares with the last snapshot and reports the difference.
+    func servicesMayHaveChanged(resolving: Bool = false) {
+        let resolved = state.withLock { $0.properties.servicesResolved == true && $0.properties.connected == true }
+        guard resolved || resolving else { return }
+        let current = currentServices
+        let taken = state.withLock { s -> (removed: [Service], chars: [Characteristic], routes: [ObjectTreeObservation],
+                                           added: [ObjectPath], stream: StreamPromise<ServicesChange>?)? in
+            guard let old = s.serviceSnapshot, old != current else { return nil }
+            s.serviceSnapshot = current
+            // The first objects of a link that reported ServicesResolved before exporting them.
+            if old.isEmpty { return nil }
+            let gone = old.filter { current[$0.key] != $0.value }
+            var removed: [Service] = []
+            var chars: [Characteristic] = []
+            var routes: [ObjectTreeObservation] = []
+            for (servicePath, uuid) in gone.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                let cached = s.services.removeValue(forKey: servicePath)
+                removed.append(cached?.uuid == uuid ? cached! : Service(uuid: uuid, path: servicePath, peripheral: self, isPrimary: true))
+                let prefix = servicePath.rawValue + "/"
+                for key in s.characteristics.keys where key.rawValue.hasPrefix(prefix) {
+                    if let c = s.characteristics.removeValue(forKey: key) { chars.append(c) }
+                    if let r = s.valueRoutes.removeValue(forKey: key) { routes.append(r) }
+                }
+                for key in s.descriptors.keys where key.rawValue.hasPrefix(prefix) { s.descriptors.removeValue(forKey: key) }
+            }
+            let added = current.filter { old[$0.key] != $0.value }.keys.sorted { $0.rawValue < $1.rawValue }
+            return (removed, chars, routes, added, s.servicesUpdates)
+        }
+        guard let taken else { return }
+        for r in taken.routes { r.cancel() }
+        for c in taken.chars { c.linkLost(kind: .terminated) }
+        let added = taken.added.compactMap { service(at: $0) }
+        BlueZLog.debug("\(identifier) services changed: +\(added.map(\.uuid)) -\(taken.removed.map(\.uuid))")
+        taken.stream?.success(ServicesChange(peripheral: self, added: added, removed: taken.removed))
+    }
+
+    // MARK: - Dropping the cache
+
+    /// Drops bluetoothd's cached GATT database of the device so that the next connection
+    /// discovers its services afresh (after a firmware update changed them without a Service
+    /// Changed indication): calls `org.bluez.Adapter1.RemoveDevice`, the only call BlueZ has for
+    /// it, which also takes the link down and removes the bond (pair again afterwards).
+    ///
+    /// Unlike ``forget()`` the peripheral stays: it stays in its manager's list, its
+    /// ``Service`` and ``Characteristic`` objects are terminated, and its connection stream sees
+    /// the link drop. bluetoothd needs the device's advertisement again before it can connect:
+    /// scan (``CentralManager/startScanning(forServiceUUIDs:capacity:timeout:options:)`` reports
+    /// this same peripheral), then ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
+    /// and ``discoverServices(_:timeout:)`` read the database from the device.
+    public func forgetCachedServices(timeout: Duration = .seconds(10)) -> Future<Void> {
+        removeDevice("Peripheral.forgetCachedServices (org.bluez.Adapter1.RemoveDevice)", timeout: timeout) { [self] in
+            dropServiceObjects()
+        }
+    }
+
+    /// Terminates every ``Service``/``Characteristic`` object (the device's database is gone).
+    private func dropServiceObjects() {
+        let (chars, routes) = state.withLock { s -> ([Characteristic], [ObjectTreeObservation]) in
+            defer {
+                s.services = [:]
+                s.characteristics = [:]
+                s.descriptors = [:]
+                s.valueRoutes = [:]
+                s.serviceSnapshot = nil
+            }
+            return (Array(s.characteristics.values), Array(s.valueRoutes.values))
+        }
+        for r in routes { r.cancel() }
+        for c in chars { c.linkLost(kind: .terminated) }
+    }
+}
