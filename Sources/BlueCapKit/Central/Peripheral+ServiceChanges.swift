@@ -15,8 +15,10 @@ extension Peripheral {
     /// of a new connection are not a change (use ``discoverServices(_:timeout:)``), nor is their
     /// going away when the link drops.
     ///
-    /// Removed services' ``Service`` objects and their characteristics are terminated before the
-    /// change is pushed. The stream keeps the last `capacity` changes (`capacity` of the first
+    /// The removals and additions BlueZ makes within 100 ms come as one change; a Service Changed
+    /// that BlueZ handles in slower steps (removing the old range, then adding what it read from
+    /// the device over the air) may come as two. Removed services' ``Service`` objects and their
+    /// characteristics are terminated before the change is pushed. The stream keeps the last `capacity` changes (`capacity` of the first
     /// call; at least 1) for a subscriber that comes later; older ones are dropped. It never ends
     /// while the peripheral exists, and finishes on ``terminate()``.
     public func whenServicesChange(capacity: Int = 10) -> FutureStream<ServicesChange> {
@@ -60,8 +62,29 @@ extension Peripheral {
         state.withLock { $0.serviceSnapshot = nil }
     }
 
-    /// A `GattService1` object appeared or went away under the device; `resolving`: services
-    /// just resolved again. Compares with the last snapshot and reports the difference.
+    /// How long after the first of a burst of `GattService1` objects appearing or going away the
+    /// services are compared: bluetoothd removes and adds a changed range's objects in bursts.
+    static let serviceChangeSettling: Duration = .milliseconds(100)
+
+    /// A `GattService1` object appeared or went away under the device (owner thread): the
+    /// comparison runs ``serviceChangeSettling`` later (on the manager's clock), so the
+    /// removals and additions of one burst make one change.
+    func serviceObjectsChanged() {
+        let schedule = state.withLock { s -> Bool in
+            guard s.serviceSnapshot != nil, !s.serviceDiffScheduled else { return false }
+            s.serviceDiffScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        after(Self.serviceChangeSettling) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.serviceDiffScheduled = false }
+            self.servicesMayHaveChanged()
+        }
+    }
+
+    /// Compares the device's service objects with the last snapshot and reports the difference
+    /// (`resolving`: services just resolved again).
     func servicesMayHaveChanged(resolving: Bool = false) {
         let resolved = state.withLock { $0.properties.servicesResolved == true && $0.properties.connected == true }
         guard resolved || resolving else { return }

@@ -62,6 +62,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// The service objects (path → UUID) of the link since its services resolved; nil while
         /// unresolved or down (see Peripheral+ServiceChanges).
         var serviceSnapshot: [ObjectPath: BLEUUID]?
+        /// A comparison with ``serviceSnapshot`` waits for the tree to catch up.
+        var serviceDiffScheduled = false
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
@@ -208,9 +210,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             linkEndedForServices()
             deviceRemoved()
         case .interfacesAdded(let p, let ifaces) where ifaces[GattService1.interface] != nil && p != path:
-            servicesMayHaveChanged()
+            serviceObjectsChanged()
         case .interfacesRemoved(let p, let names) where names.contains(GattService1.interface) && p != path:
-            servicesMayHaveChanged()
+            serviceObjectsChanged()
         case .propertiesChanged(let p, let interface, let changed, _) where interface == GattCharacteristic1.interface:
             if let value = changed["Value"].flatMap({ try? Data(dbusValue: $0) }),
                let c = state.withLock({ $0.characteristics[p] }) {
