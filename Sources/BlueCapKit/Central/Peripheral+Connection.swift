@@ -147,6 +147,7 @@ extension Peripheral {
                 self.state.withLock { s in
                     s.properties.connected = false
                     s.properties.servicesResolved = false
+                    s.awaitingLinkDownSignal = true
                 }
                 self.feed(.disconnectReplied(linkDown: true))
             }

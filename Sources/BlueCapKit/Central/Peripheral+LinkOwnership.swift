@@ -9,15 +9,15 @@ extension Peripheral {
     /// Whether this peripheral's connection holds the device's link, so that the session never
     /// lists it as a ``ForeignConnection``: a `connect(...)` attempt, link or `disconnect()` of
     /// ours is under way, a `Device1.Disconnect` of ours is unanswered, or (for a link, not a
-    /// `pending` record) our own view has the link down while BlueZ's `Connected = false`
-    /// signal is still to come (bluetoothd emits it after answering our Disconnect).
+    /// `pending` record) our Disconnect took the link down and BlueZ's `Connected = false`
+    /// signal is still to come (bluetoothd emits it after answering).
     func claimsLink(pending: Bool) -> Bool {
         state.withLock { s in
             switch s.connection.phase {
             case .connecting, .connected, .disconnecting:
                 return true
             case .unopened, .idle, .terminated:
-                return !s.connection.deviceConnectedIsCurrent || (!pending && s.properties.connected != true)
+                return !s.connection.deviceConnectedIsCurrent || (!pending && s.awaitingLinkDownSignal)
             }
         }
     }
@@ -31,6 +31,8 @@ extension Peripheral {
         guard let error else { return BlueZError(kind: .failed, message: "Connect failed") }
         guard error.kind == .inProgress else { return error }
         session.foreignWatch.setPending(path, true)
+        // The other client's link may be up already without bluetoothd having signalled it.
+        session.refreshForeignLinks { [session] in session.foreignLinksMayHaveChanged() }
         return BlueZError(kind: .inProgress,
                           message: "\(error.message): another client's connection attempt holds the device; "
                               + "BluetoothSession.foreignConnections() lists it, closeForeignConnection(_:timeout:) cancels it",

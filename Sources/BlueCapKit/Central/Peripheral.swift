@@ -62,8 +62,13 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// The service objects (path → UUID) of the link since its services resolved; nil while
         /// unresolved or down (see Peripheral+ServiceChanges).
         var serviceSnapshot: [ObjectPath: BLEUUID]?
-        /// A comparison with ``serviceSnapshot`` waits for the tree to catch up.
+        /// `ServicesResolved` went false with the link up: BlueZ is resolving again.
+        var resolvingAgain = false
+        /// A comparison with ``serviceSnapshot`` waits for the burst to settle.
         var serviceDiffScheduled = false
+        /// Our `Device1.Disconnect` took the link down and BlueZ's `Connected = false` is still
+        /// to come (bluetoothd sends it after the reply): the link is ours until then.
+        var awaitingLinkDownSignal = false
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
@@ -199,6 +204,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
                 servicesResolvedChanged(resolved)
             }
             if let connected = changed["Connected"].flatMap({ try? Bool(dbusValue: $0) }) {
+                state.withLock { $0.awaitingLinkDownSignal = false }
                 if !connected { linkEndedForServices() }
                 connectedChanged(connected)
             }
@@ -206,7 +212,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         case .interfacesAdded(let p, let ifaces) where p == path && ifaces[Device1.interface] != nil:
             refreshProperties()
         case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):
-            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false }
+            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false; $0.awaitingLinkDownSignal = false }
             linkEndedForServices()
             deviceRemoved()
         case .interfacesAdded(let p, let ifaces) where ifaces[GattService1.interface] != nil && p != path:

@@ -18,13 +18,15 @@ extension BluetoothSession {
     /// way, is never listed. A link another program made is listed until a manager adopts it by
     /// calling `connect(...)` on its ``Peripheral``.
     ///
-    /// Reads after catching up with the bus (a round trip to the bus daemon), so a session made
-    /// a moment ago already sees bluetoothd's devices. Completes with an empty list when the bus
-    /// cannot be reached.
+    /// Asks bluetoothd (`org.freedesktop.DBus.ObjectManager.GetManagedObjects`) rather than
+    /// trusting the signals alone: bluetoothd can bring a link up without emitting
+    /// `Connected = true` (when the ATT channel comes up before the kernel's Device Connected
+    /// event). Completes with an empty list when the bus cannot be reached.
     public func foreignConnections(adapter: String? = nil) -> Future<[ForeignConnection]> {
-        guard let tree else { return Future(value: []) }
+        guard tree != nil else { return Future(value: []) }
         let promise = Promise<[ForeignConnection]>()
-        tree.synchronize { [weak self] in
+        refreshForeignLinks { [weak self] in
+            self?.foreignLinksMayHaveChanged()
             let list = self?.currentForeignConnections() ?? []
             promise.success(adapter.map { name in list.filter { $0.adapter == name } } ?? list)
         }
@@ -32,10 +34,12 @@ extension BluetoothSession {
     }
 
     /// The foreign connections of ``foreignConnections(adapter:)`` (every adapter): the list
-    /// as it is when the stream is made (after catching up with the bus, so a program sees the
-    /// links left from before it started), then the whole list again each time it changes (a
+    /// as it is when the stream is made (read from bluetoothd, so a program sees the links left
+    /// from before it started), then the whole list again each time it changes (a
     /// device connected or disconnected by another program, an attempt of ours that met
-    /// `InProgress`, a manager adopting or releasing a link).
+    /// `InProgress`, a manager adopting or releasing a link). A link bluetoothd brought up
+    /// without a `Connected = true` signal joins the list at the next read from bluetoothd
+    /// (``foreignConnections(adapter:)``, or a `connect` meeting `InProgress`).
     ///
     /// Capacity 1: the stream keeps only the latest list; a subscriber that falls behind
     /// skips to it, and a new subscriber gets it first. All calls return the same stream; it
@@ -44,7 +48,7 @@ extension BluetoothSession {
         let (stream, isNew) = foreignWatch.stream { [weak self] in
             self?.tree?.observe { [weak self] event in self?.treeEventForForeignLinks(event) }
         }
-        if isNew, let tree { tree.synchronize { [weak self] in self?.foreignLinksMayHaveChanged() } }
+        if isNew, tree != nil { refreshForeignLinks { [weak self] in self?.foreignLinksMayHaveChanged() } }
         if isNew, tree == nil { foreignWatch.recompute { [] } }
         return stream
     }
@@ -103,12 +107,33 @@ extension BluetoothSession {
         foreignWatch.isClosing(path) || members.contains { ($0 as? CentralManager)?.claimsLink(path, pending: pending) == true }
     }
 
-    /// The list now, from the object cache and the managers' connection states.
+    /// Reads bluetoothd's objects afresh and records the links it has up without having
+    /// signalled them; then `done` (after catching up with the bus when the read failed).
+    func refreshForeignLinks(_ done: @escaping @Sendable () -> Void) {
+        guard let tree else { return done() }
+        tree.fetchObjects(timeout: .seconds(10)) { [weak self] result in
+            guard let self else { return done() }
+            guard case .success(let objects) = result else { return tree.synchronize(done) }
+            let up = objects.compactMap { path, ifaces in ifaces[Device1.interface]?["Connected"] == .bool(true) ? path : nil }
+            let cached = Set(self.cachedConnected(tree))
+            self.foreignWatch.setUnsignalled(Set(up).subtracting(cached))
+            // The cache catches up with signals sent before the reply before the list is made.
+            tree.synchronize(done)
+        }
+    }
+
+    /// The devices whose cached `Device1.Connected` is true.
+    private func cachedConnected(_ tree: ObjectTree) -> [ObjectPath] {
+        tree.paths(withInterface: Device1.interface).filter { tree.properties(at: $0, interface: Device1.interface)?["Connected"] == .bool(true) }
+    }
+
+    /// The list now, from the object cache (with the links bluetoothd did not signal) and the
+    /// managers' connection states.
     private func currentForeignConnections() -> [ForeignConnection] {
         guard let tree else { return [] }
         let devices = tree.paths(withInterface: Device1.interface)
-        let connected = Set(devices.filter { tree.properties(at: $0, interface: Device1.interface)?["Connected"] == .bool(true) })
         let known = Set(devices)
+        let connected = Set(cachedConnected(tree)).union(foreignWatch.unsignalledLinks.filter(known.contains))
         foreignWatch.prunePending { known.contains($0) && !connected.contains($0) }
         let pending = foreignWatch.pendingPaths
         let centrals = members.compactMap { $0 as? CentralManager }
@@ -126,11 +151,13 @@ extension BluetoothSession {
     /// A tree event: Connected changes and devices coming and going may change the list.
     private func treeEventForForeignLinks(_ event: ObjectTreeEvent) {
         switch event {
-        case .propertiesChanged(_, let interface, let changed, _) where interface == Device1.interface && changed["Connected"] != nil:
+        case .propertiesChanged(let path, let interface, let changed, _) where interface == Device1.interface && changed["Connected"] != nil:
+            foreignWatch.signalled(path)
             foreignLinksMayHaveChanged()
         case .interfacesAdded(_, let ifaces) where ifaces[Device1.interface] != nil:
             foreignLinksMayHaveChanged()
-        case .interfacesRemoved(_, let names) where names.contains(Device1.interface):
+        case .interfacesRemoved(let path, let names) where names.contains(Device1.interface):
+            foreignWatch.signalled(path)
             foreignLinksMayHaveChanged()
         case .loaded, .ownerChanged:
             foreignLinksMayHaveChanged()

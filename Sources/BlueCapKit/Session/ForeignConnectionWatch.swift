@@ -18,6 +18,10 @@ final class ForeignConnectionWatch: Sendable {
         /// Links a manager of ours is taking down outside its connection's state machine
         /// (``Peripheral/terminate()``): `Device1.Disconnect` sent, not answered yet.
         var closing: [ObjectPath: Int] = [:]
+        /// Devices a fresh `GetManagedObjects` found connected while the cache had no
+        /// `Connected = true` (bluetoothd did not signal it); dropped at the device's next
+        /// `Connected` signal or removal.
+        var unsignalled: Set<ObjectPath> = []
         var stream: StreamPromise<[ForeignConnection]>?
         var observation: ObjectTreeObservation?
         var last: [ForeignConnection]?
@@ -37,6 +41,15 @@ final class ForeignConnectionWatch: Sendable {
     func setPending(_ path: ObjectPath, _ on: Bool) -> Bool {
         state.withLock { s in on ? s.pending.insert(path).inserted : s.pending.remove(path) != nil }
     }
+
+    /// The devices connected without a `Connected = true` signal (see ``State/unsignalled``).
+    var unsignalledLinks: Set<ObjectPath> { state.withLock { $0.unsignalled } }
+
+    /// Replaces the unsignalled links with what a fresh read found.
+    func setUnsignalled(_ links: Set<ObjectPath>) { state.withLock { $0.unsignalled = links } }
+
+    /// A `Connected` signal for `path`, or its removal: the cache is right about it again.
+    func signalled(_ path: ObjectPath) { state.withLock { _ = $0.unsignalled.remove(path) } }
 
     /// Whether a terminated peripheral's `Device1.Disconnect` on `path` is still on its way.
     func isClosing(_ path: ObjectPath) -> Bool { state.withLock { $0.closing[path] != nil } }
