@@ -146,10 +146,31 @@ extension Peripheral {
     /// scan (``CentralManager/startScanning(forServiceUUIDs:capacity:timeout:options:)`` reports
     /// this same peripheral), then ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
     /// and ``discoverServices(_:timeout:)`` read the database from the device.
+    ///
+    /// Completes once bluetoothd has removed the device object (5.55 answers `RemoveDevice` before
+    /// it has), within `timeout`; fails with BlueZ's error or `.timeout`.
     public func forgetCachedServices(timeout: Duration = .seconds(10)) -> Future<Void> {
-        removeDevice("Peripheral.forgetCachedServices (org.bluez.Adapter1.RemoveDevice)", timeout: timeout) { [self] in
-            dropServiceObjects()
+        let operation = "Peripheral.forgetCachedServices (org.bluez.Adapter1.RemoveDevice)"
+        return removeDevice(operation, timeout: timeout) {}
+            .flatMap(context: .immediate) { [self] _ in whenDeviceObjectGone(operation, timeout: timeout) }
+            .map(context: context) { [self] _ in dropServiceObjects() }
+    }
+
+    /// Completes once the device's `Device1` object is gone from the tree; fails with `.timeout`.
+    private func whenDeviceObjectGone(_ operation: String, timeout: Duration) -> Future<Void> {
+        let promise = Promise<Void>()
+        let gone: @Sendable () -> Bool = { [tree, path] in tree.interfaces(at: path)?[Device1.interface] == nil }
+        let observation = tree.observe(path: path) { _ in if gone() { promise.success(()) } }
+        let deadline = after(timeout) { [identifier] in
+            promise.failure(PeripheralError(kind: .timeout, operation: operation, path: identifier, timeout: timeout,
+                                            message: "bluetoothd answered RemoveDevice but kept the device object"))
         }
+        promise.future.onComplete(context: .immediate) { _ in
+            observation.cancel()
+            deadline.cancel()
+        }
+        if gone() { promise.success(()) }
+        return promise.future
     }
 
     /// Terminates every ``Service``/``Characteristic`` object (the device's database is gone).
