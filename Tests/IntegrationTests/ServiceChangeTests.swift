@@ -67,7 +67,7 @@ struct ServiceChangeTests {
         #expect(changes.items.count == 1)
     }
 
-    @Test("forgetCachedServices removes the device; a new scan finds the same peripheral and connect discovers afresh")
+    @Test("forgetCachedServices takes the link down and removes the device; a new scan finds the same peripheral and connect discovers afresh")
     func forgetCachedServicesThenRediscover() async throws {
         let h = try await CentralRig.start()
         defer { h.stop() }
@@ -78,11 +78,11 @@ struct ServiceChangeTests {
         data.receiveNotificationUpdates().onComplete(context: .immediate) { r in
             if case .failure(let e) = r { ended.append("\(e)") }
         }
+        try await p.forgetCachedServices().value
+        #expect(events.events.items == [.connect, .forceDisconnect])
+        try await ended.wait(for: 1)
         // The firmware changes while we are away: only a fresh discovery can know.
         h.simulator.replaceServices(peripheral: tag, with: changed)
-        try await events.events.wait(for: 2)
-        try await p.forgetCachedServices().value
-        try await ended.wait(for: 1)
         #expect(h.manager.peripherals.contains(p))
         #expect(!h.simulator.sync { $0.devicePaths(adapter: 0) }.contains(p.identifier))
 

@@ -141,8 +141,8 @@ extension Peripheral {
     /// it, which also takes the link down and removes the bond (pair again afterwards).
     ///
     /// Unlike ``forget()`` the peripheral stays: it stays in its manager's list, its
-    /// ``Service`` and ``Characteristic`` objects are terminated, and its connection stream sees
-    /// the link drop. bluetoothd needs the device's advertisement again before it can connect:
+    /// ``Service`` and ``Characteristic`` objects are terminated, and a link that was up is taken
+    /// down first as by ``disconnect()`` (the connection stream yields `.forceDisconnect`). bluetoothd needs the device's advertisement again before it can connect:
     /// scan (``CentralManager/startScanning(forServiceUUIDs:capacity:timeout:options:)`` reports
     /// this same peripheral), then ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
     /// and ``discoverServices(_:timeout:)`` read the database from the device.

@@ -105,11 +105,20 @@ extension Peripheral {
     }
 
     /// Calls `org.bluez.Adapter1.RemoveDevice` for the device on its adapter, then `then` once
-    /// BlueZ has removed it: the one path of ``forget()`` and ``forgetCachedServices(timeout:)``.
+    /// BlueZ has answered: the one path of ``forget()`` and ``forgetCachedServices(timeout:)``.
+    ///
+    /// A connected device is disconnected first (``disconnect()``: the connection stream yields
+    /// `.forceDisconnect`), and `RemoveDevice` is sent once a `Device1.Disconnect` has been
+    /// answered: bluetoothd 5.55 removes a connected device only when its ATT channel closes,
+    /// which took 30 s in the VM tier, while a disconnected one goes at once.
     func removeDevice(_ operation: String, timeout: Duration, then: @escaping @Sendable () -> Void) -> Future<Void> {
         let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
         let devicePath = path
+        let linked = isConnected || state.withLock { $0.properties.connected == true }
+        if linked { disconnect() }
         return call(operation, timeout: timeout) { device throws(BlueZError) in
+            // BlueZ handles a device's calls in order: this answer comes once the link is down.
+            if linked { try await device.disconnect(timeout: timeout) }
             try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath, timeout: timeout)
             then()
         }
