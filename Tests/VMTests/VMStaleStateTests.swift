@@ -91,6 +91,7 @@ struct VMStaleStateTests {
             #expect(try await first.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(first.failures.items)")
             let before = try await pair.gatt(p)
             try await p.forgetCachedServices(timeout: .seconds(30)).value
+            #expect(first.events.items == [.connect, .forceDisconnect])
             let path = try ObjectPath(p.identifier)
             let address = try? await VM.property(pair.centralBus, path, "org.bluez.Device1", "Address")
             #expect(address == nil, "the device object is gone from bluetoothd")
