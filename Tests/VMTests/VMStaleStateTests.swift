@@ -63,8 +63,15 @@ extension RealBlueZTests {
                 let p = try await pair.discover()
                 let c = pair.connect(p)
                 #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
-                _ = try await pair.gatt(p)
+                let accelerometer = try await pair.gatt(p)
                 #expect(p.service(Self.battery) == nil)
+                // bluetoothd's GATT client subscribes to the peer's Service Changed indications
+                // after it reports the services resolved; a change before that subscription is
+                // never indicated (seen once with 5.82: "Failed to register handler for
+                // \"Service Changed\""). A read queues behind that write on the one ATT channel
+                // (README lesson 18): once it is answered, the subscription is in place.
+                let enabled = try #require(accelerometer.characteristic(Accelerometer.Enabled.uuid))
+                _ = try await enabled.read(timeout: .seconds(30)).value
                 let changes = Collector<ServicesChange>()
                 p.whenServicesChange().onSuccess(context: .immediate) { changes.append($0) }
 

@@ -83,12 +83,20 @@ extension Peripheral {
     /// comparison runs ``serviceChangeSettling`` later (on the manager's clock), so the
     /// removals and additions of one burst make one change.
     func serviceObjectsChanged() {
+        // Only while the link is up with its services resolved and known: no timer (and no
+        // report) for the objects a connection brings or a disconnection takes away.
         let schedule = state.withLock { s -> Bool in
-            guard s.serviceSnapshot != nil, !s.serviceDiffScheduled else { return false }
+            guard let snapshot = s.serviceSnapshot, !snapshot.isEmpty, s.linkIsUp, !s.terminated, !s.resolvingAgain,
+                  !s.serviceDiffScheduled else { return false }
             s.serviceDiffScheduled = true
             return true
         }
-        guard schedule else { return }
+        guard schedule else {
+            // The first objects of a link that reported ServicesResolved before exporting them.
+            let current = currentServices
+            state.withLock { s in if s.serviceSnapshot?.isEmpty == true { s.serviceSnapshot = current } }
+            return
+        }
         after(Self.serviceChangeSettling) { [weak self] in
             guard let self else { return }
             self.state.withLock { $0.serviceDiffScheduled = false }
