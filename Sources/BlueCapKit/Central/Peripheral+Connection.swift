@@ -115,6 +115,7 @@ extension Peripheral {
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
+        session.foreignLinksMayHaveChanged()
     }
 
     /// `event` with `Device1.Connected` as cached (`connected`) where the event carries it.
@@ -167,6 +168,7 @@ extension Peripheral {
                 self.state.withLock { s in
                     s.properties.connected = false
                     s.properties.servicesResolved = false
+                    s.awaitingLinkDownSignal = true
                 }
                 self.feed(.disconnectReplied(linkDown: true))
             }
@@ -178,7 +180,11 @@ extension Peripheral {
             if event == .timeout || event == .giveUp { BlueZLog.debug("\(identifier) connection event \(event)") }
             stream?.success((self, event))
         case .reportConnectFailure:
-            stream?.failure(connectError ?? PeripheralError(kind: .failed, operation: Self.connectOperation, path: identifier, message: "Connect failed"))
+            if let error = connectError, let bluez = error.bluez, error.kind != .noConnectionSlot {
+                stream?.failure(PeripheralError(connectFailure(bluez), operation: Self.connectOperation, path: identifier))
+            } else {
+                stream?.failure(connectError ?? PeripheralError(connectFailure(nil), operation: Self.connectOperation, path: identifier))
+            }
         case .failAttempt(let serviceGone):
             stream?.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
                                             operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
@@ -204,6 +210,7 @@ extension Peripheral {
         }
         guard current else { return }
         if !timerRunning { startAttemptTimer(attempt: attempt, timeout: timeout) }
+        clearForeignPending()
         // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
         Device1(connection: connection, path: path).connect(timeout: timeout + .seconds(2)) { [weak self] result in
             switch result {
@@ -251,9 +258,18 @@ extension Peripheral {
         }
         for r in routes { r.cancel() }
         for c in chars { c.linkLost(kind: .terminated) }
-        if disconnect { Device1(connection: connection, path: path).disconnect { _ in } }
+        if disconnect {
+            // Until BlueZ answers, the session counts the link as ours (not a foreign connection).
+            let watch = session.foreignWatch, path = self.path
+            watch.closing(path, true)
+            Device1(connection: connection, path: path).disconnect { [session] _ in
+                watch.closing(path, false)
+                session.foreignLinksMayHaveChanged()
+            }
+        }
         stream?.finish()
         state.withLock { $0.rssiUpdates }?.finish()
+        state.withLock { $0.servicesUpdates }?.finish()
         forget(self)
     }
 }

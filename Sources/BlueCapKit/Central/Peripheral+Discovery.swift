@@ -38,6 +38,7 @@ extension Peripheral {
             guard let self, let missing = missing() else { return false }
             if uuids == nil && self.services.isEmpty { return false }
             guard missing.isEmpty else { return false }
+            self.adoptServiceSnapshot()
             promise.success(self)
             return true
         }, fail: { promise.failure($0) }, onTimeout: { [identifier] in

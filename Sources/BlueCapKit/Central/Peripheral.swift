@@ -60,6 +60,18 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// ``whenPairingChanges()``'s stream, made on first use.
         var pairingUpdates: StreamPromise<PairingState>?
         var observation: ObjectTreeObservation?
+        /// ``whenServicesChange(capacity:)``'s stream, made on first use.
+        var servicesUpdates: StreamPromise<ServicesChange>?
+        /// The service objects (path → UUID) of the link since its services resolved; nil while
+        /// unresolved or down (see Peripheral+ServiceChanges).
+        var serviceSnapshot: [ObjectPath: BLEUUID]?
+        /// `ServicesResolved` went false with the link up: BlueZ is resolving again.
+        var resolvingAgain = false
+        /// A comparison with ``serviceSnapshot`` waits for the burst to settle.
+        var serviceDiffScheduled = false
+        /// Our `Device1.Disconnect` took the link down and BlueZ's `Connected = false` is still
+        /// to come (bluetoothd sends it after the reply): the link is ours until then.
+        var awaitingLinkDownSignal = false
 
         /// `Device1.Connected`, or our `Connect` succeeded and no drop was seen since: real
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
@@ -94,6 +106,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         state.withLock { $0.observation = observation }
         // Events between the manager's read and the registration are caught up here.
         refreshProperties()
+        if state.withLock({ $0.properties.connected == true && $0.properties.servicesResolved == true }) {
+            servicesResolvedChanged(true)
+        }
     }
 
     /// Removes `peripheral` (self) from its manager's list.
@@ -188,15 +203,25 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             if let rssi = changed["RSSI"].flatMap({ try? Int16(dbusValue: $0) }) {
                 state.withLock { $0.rssiUpdates }?.success(rssi)
             }
+            if let resolved = changed["ServicesResolved"].flatMap({ try? Bool(dbusValue: $0) }) {
+                servicesResolvedChanged(resolved)
+            }
             if let connected = changed["Connected"].flatMap({ try? Bool(dbusValue: $0) }) {
+                state.withLock { $0.awaitingLinkDownSignal = false }
+                if !connected { linkEndedForServices() }
                 connectedChanged(connected)
             }
             if changed.keys.contains(where: PairingState.propertyNames.contains) { pairingPropertiesChanged() }
         case .interfacesAdded(let p, let ifaces) where p == path && ifaces[Device1.interface] != nil:
             refreshProperties()
         case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):
-            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false }
+            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false; $0.awaitingLinkDownSignal = false }
+            linkEndedForServices()
             deviceRemoved()
+        case .interfacesAdded(let p, let ifaces) where ifaces[GattService1.interface] != nil && p != path:
+            serviceObjectsChanged()
+        case .interfacesRemoved(let p, let names) where names.contains(GattService1.interface) && p != path:
+            serviceObjectsChanged()
         case .propertiesChanged(let p, let interface, let changed, _) where interface == GattCharacteristic1.interface:
             if let value = changed["Value"].flatMap({ try? Data(dbusValue: $0) }),
                let c = state.withLock({ $0.characteristics[p] }) {

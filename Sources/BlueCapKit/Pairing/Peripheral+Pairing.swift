@@ -101,11 +101,26 @@ extension Peripheral {
     /// (``terminate()``: gone from its manager, its operations fail with `.terminated`); a new
     /// scan finds the device again as a new, unpaired ``Peripheral``.
     public func forget() -> Future<Void> {
+        removeDevice("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] in terminate() }
+    }
+
+    /// Calls `org.bluez.Adapter1.RemoveDevice` for the device on its adapter, then `then` once
+    /// BlueZ has answered: the one path of ``forget()`` and ``forgetCachedServices(timeout:)``.
+    ///
+    /// A connected device is disconnected first (``disconnect()``: the connection stream yields
+    /// `.forceDisconnect`), and `RemoveDevice` is sent once a `Device1.Disconnect` has been
+    /// answered: bluetoothd 5.55 removes a connected device only when its ATT channel closes,
+    /// which took 30 s in the VM tier, while a disconnected one goes at once.
+    func removeDevice(_ operation: String, timeout: Duration, then: @escaping @Sendable () -> Void) -> Future<Void> {
         let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
         let devicePath = path
-        return call("Peripheral.forget (org.bluez.Adapter1.RemoveDevice)", timeout: .seconds(10)) { [self] device throws(BlueZError) in
-            try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath)
-            terminate()
+        let linked = isConnected || state.withLock { $0.properties.connected == true }
+        if linked { disconnect() }
+        return call(operation, timeout: timeout) { device throws(BlueZError) in
+            // BlueZ handles a device's calls in order: this answer comes once the link is down.
+            if linked { try await device.disconnect(timeout: timeout) }
+            try await Adapter1(connection: device.connection, path: adapterPath).removeDevice(devicePath, timeout: timeout)
+            then()
         }
     }
 

@@ -69,6 +69,8 @@ public final class BluetoothSession: Sendable {
     public let connectionSlots: ConnectionSlots
     /// Which adapters answer `Adapter1.ConnectDevice` (``CentralManager/connect(address:addressType:timeout:)``).
     let connectDeviceSupport = ConnectDeviceSupport()
+    /// The links no manager of the session made (see BluetoothSession+ForeignConnections).
+    let foreignWatch = ForeignConnectionWatch()
 
     private struct State {
         var closed = false
@@ -205,6 +207,7 @@ public final class BluetoothSession: Sendable {
     /// Closes the connection once the members have ended (or the time is up), then completes `closing`.
     private func finishClose(_ closing: Promise<Void>) {
         guard !closing.isCompleted else { return }
+        foreignWatch.finish()
         tree?.stop()
         connection?.close()
         closing.success(())

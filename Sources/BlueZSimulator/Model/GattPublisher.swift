@@ -15,11 +15,11 @@ final class GattPublisher {
         case descriptor(UInt16)
     }
 
-    private let store: ObjectStore
+    let store: ObjectStore
     /// Characteristics carry `MTU` (BlueZ 5.62+; ``BlueZProfile/characteristicMTU``).
     var includesMTU = true
     /// GATT object path → (device, attribute).
-    private var index: [String: (device: DeviceState, target: ObjectKind)] = [:]
+    var index: [String: (device: DeviceState, target: ObjectKind)] = [:]
 
     init(store: ObjectStore) {
         self.store = store
@@ -35,40 +35,43 @@ final class GattPublisher {
     /// in handle order (one InterfacesAdded each); Device1.UUIDs becomes the service UUIDs.
     func publish(_ device: DeviceState, mtu: UInt16) {
         guard device.gattPaths.isEmpty, let db = device.peer?.database else { return }
-        for s in db.services {
-            let sp = BlueZPath.service(device: device.path, handle: s.handle)
-            store.add(sp, ["org.bluez.GattService1": [
-                "UUID": .string(s.uuid), "Primary": .bool(s.primary), "Device": .objectPath(device.path),
-                "Includes": .objectPaths([]), "Handle": .uint16(s.handle),
-            ]])
-            index[sp] = (device, .service(s.handle))
-            device.gattPaths.append(sp)
-            for c in s.characteristics {
-                let cp = BlueZPath.characteristic(service: sp, handle: c.handle)
-                var props: [String: PropertyValue] = [
-                    "UUID": .string(c.uuid), "Service": .objectPath(sp), "Flags": .strings(c.flags),
-                    "Handle": .uint16(c.handle),
-                ]
-                if includesMTU { props["MTU"] = .uint16(mtu) }
-                if c.canNotify {
-                    props["Notifying"] = .bool(false)
-                    props["NotifyAcquired"] = .bool(false)
-                }
-                if c.has(.writeWithoutResponse) { props["WriteAcquired"] = .bool(false) }
-                store.add(cp, ["org.bluez.GattCharacteristic1": props])
-                index[cp] = (device, .characteristic(valueHandle: c.valueHandle))
-                device.gattPaths.append(cp)
-                for d in c.descriptors {
-                    let dp = BlueZPath.descriptor(characteristic: cp, handle: d.handle)
-                    store.add(dp, ["org.bluez.GattDescriptor1": [
-                        "UUID": .string(d.uuid), "Characteristic": .objectPath(cp), "Handle": .uint16(d.handle),
-                    ]])
-                    index[dp] = (device, .descriptor(d.handle))
-                    device.gattPaths.append(dp)
-                }
+        for s in db.services { publishService(s, of: device, mtu: mtu) }
+        store.set(device.path, "org.bluez.Device1", "UUIDs", .strings(Set(db.services.map(\.uuid)).sorted()))
+    }
+
+    /// Publishes one service with its characteristics and descriptors (one InterfacesAdded each).
+    func publishService(_ s: GattDatabase.Service, of device: DeviceState, mtu: UInt16) {
+        let sp = BlueZPath.service(device: device.path, handle: s.handle)
+        store.add(sp, ["org.bluez.GattService1": [
+            "UUID": .string(s.uuid), "Primary": .bool(s.primary), "Device": .objectPath(device.path),
+            "Includes": .objectPaths([]), "Handle": .uint16(s.handle),
+        ]])
+        index[sp] = (device, .service(s.handle))
+        device.gattPaths.append(sp)
+        for c in s.characteristics {
+            let cp = BlueZPath.characteristic(service: sp, handle: c.handle)
+            var props: [String: PropertyValue] = [
+                "UUID": .string(c.uuid), "Service": .objectPath(sp), "Flags": .strings(c.flags),
+                "Handle": .uint16(c.handle),
+            ]
+            if includesMTU { props["MTU"] = .uint16(mtu) }
+            if c.canNotify {
+                props["Notifying"] = .bool(false)
+                props["NotifyAcquired"] = .bool(false)
+            }
+            if c.has(.writeWithoutResponse) { props["WriteAcquired"] = .bool(false) }
+            store.add(cp, ["org.bluez.GattCharacteristic1": props])
+            index[cp] = (device, .characteristic(valueHandle: c.valueHandle))
+            device.gattPaths.append(cp)
+            for d in c.descriptors {
+                let dp = BlueZPath.descriptor(characteristic: cp, handle: d.handle)
+                store.add(dp, ["org.bluez.GattDescriptor1": [
+                    "UUID": .string(d.uuid), "Characteristic": .objectPath(cp), "Handle": .uint16(d.handle),
+                ]])
+                index[dp] = (device, .descriptor(d.handle))
+                device.gattPaths.append(dp)
             }
         }
-        store.set(device.path, "org.bluez.Device1", "UUIDs", .strings(Set(db.services.map(\.uuid)).sorted()))
     }
 
     /// Removes the GATT objects (descriptors, characteristics, services: deepest first),
