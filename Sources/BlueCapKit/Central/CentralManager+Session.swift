@@ -21,8 +21,8 @@ extension CentralManager {
     }
 
     /// ``shutdown(timeout:)``'s work, completing on the thread that ends it.
+    /// (The scan stops with ``reset()``, after the links: as the session's close always did.)
     private func disconnectAndReset(timeout: Duration) -> Future<Void> {
-        stopScanning()
         stopMonitoring()
         let linked = peripherals.filter(\.isConnected)
         let disconnects = linked.map { p -> Future<Void> in
