@@ -108,3 +108,11 @@ extension Descriptor {
         write(data: data, timeout: .bluecapSeconds(seconds))
     }
 }
+
+extension PeripheralManager {
+    /// ``whenPoweredOn(timeout:)`` with the timeout in seconds.
+    @_documentation(visibility: internal)
+    public func whenPoweredOn(timeout seconds: TimeInterval) -> Future<Void> {
+        whenPoweredOn(timeout: .bluecapSeconds(seconds))
+    }
+}

@@ -80,16 +80,20 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     public var properties: CharacteristicProperties { CharacteristicProperties(bluezFlags: flags) }
     /// `GattCharacteristic1.Flags` as BlueZ reports them.
     public var flags: [String] { currentProperties.flags ?? [] }
-    /// The ATT MTU (`GattCharacteristic1.MTU`, or the one `AcquireNotify` returned).
+    /// The ATT MTU (`GattCharacteristic1.MTU`, or the one `AcquireNotify` returned); nil once the
+    /// device object is gone and after ``Peripheral/terminate()`` (no link, no MTU).
     public var mtu: UInt16? {
+        guard peripheral.isLive else { return nil }
         if let socket = self.state.withLock({ $0.notifications.socket }) { return socket.mtu }
         return currentProperties.mtu
     }
-    /// The last value read or notified.
+    /// The last value read or notified: a record, kept after the link, the device object or the
+    /// peripheral (``Peripheral/terminate()``) is gone.
     public var value: Data? { self.state.withLock { $0.value } }
-    /// Whether notifications are on (started by us).
+    /// Whether notifications are on (started by us); false after the link dropped, the device
+    /// object went or ``Peripheral/terminate()``.
     public var isNotifying: Bool { self.state.withLock { $0.notifications.isOn } }
-    /// How notifications arrive, while on.
+    /// How notifications arrive, while on (nil otherwise).
     public var notificationTransport: NotificationTransport? { self.state.withLock { $0.notifications.transport } }
 
     /// The value decoded as `T` (nil when there is none or it does not decode).
@@ -98,7 +102,8 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         return SerDe.deserialize(v, as: T.self)
     }
 
-    /// The descriptors (`org.bluez.GattDescriptor1` objects below the characteristic).
+    /// The descriptors (`org.bluez.GattDescriptor1` objects below the characteristic); empty once
+    /// the device object is gone and after ``Peripheral/terminate()``.
     public var descriptors: [Descriptor] {
         peripheral.tree.paths(withInterface: GattDescriptor1.interface, under: path)
             .compactMap { peripheral.descriptor(at: $0, characteristic: self) }

@@ -23,7 +23,8 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
     private var peripheral: Peripheral { characteristic.service.peripheral }
     private var proxy: GattDescriptor1 { GattDescriptor1(connection: peripheral.connection, path: path) }
 
-    /// The last value read (or BlueZ's cached `GattDescriptor1.Value`).
+    /// The last value read (or BlueZ's cached `GattDescriptor1.Value`): a record, kept after the
+    /// device object or the peripheral (``Peripheral/terminate()``) is gone.
     public var value: Data? {
         if let v = self.lastValue.withLock({ $0 }) { return v }
         return peripheral.tree.properties(at: path, interface: GattDescriptor1.interface).map {

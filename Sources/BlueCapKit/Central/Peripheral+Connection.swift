@@ -57,8 +57,12 @@ extension Peripheral {
 
     /// Disconnects, forgets the peripheral (the manager no longer lists it), finishes the
     /// connection stream and fails every pending operation with `.terminated`. Never blocks.
+    /// From then on ``isTerminated`` is true and every state reads as none: not connected, not
+    /// paired, no services, no characteristic notifying (see ``Peripheral``).
     public func terminate() {
+        let before = pairingState
         feed(.terminate(deviceConnected: false))
+        if pairingState != before { pairingPropertiesChanged() }
     }
 
     // MARK: - Events from BlueZ

@@ -8,7 +8,7 @@ extension Peripheral {
     // MARK: - Services
 
     /// The device's services (`org.bluez.GattService1` objects under the device), in handle order.
-    /// Empty until BlueZ has resolved services after a connection.
+    /// Empty until BlueZ has resolved services after a connection, and after ``terminate()``.
     public var services: [Service] {
         tree.paths(withInterface: GattService1.interface, under: path).compactMap { service(at: $0) }
     }
@@ -62,6 +62,7 @@ extension Peripheral {
         let props = GattService1.Properties(raw, path: path)
         guard let uuid = props.uuid.flatMap({ BLEUUID(string: $0) }) else { return nil }
         return state.withLock { s in
+            guard !s.terminated else { return nil }
             if let cached = s.services[path], cached.uuid == uuid { return cached }
             let created = Service(uuid: uuid, path: path, peripheral: self, isPrimary: props.primary ?? true)
             s.services[path] = created
@@ -74,12 +75,15 @@ extension Peripheral {
         guard let raw = tree.properties(at: path, interface: GattCharacteristic1.interface) else { return nil }
         let props = GattCharacteristic1.Properties(raw, path: path)
         guard let uuid = props.uuid.flatMap({ BLEUUID(string: $0) }) else { return nil }
-        let (characteristic, isNew) = state.withLock { s -> (Characteristic, Bool) in
+        let made = state.withLock { s -> (Characteristic, Bool)? in
+            guard !s.terminated else { return nil }
             if let cached = s.characteristics[path], cached.uuid == uuid { return (cached, false) }
             let created = Characteristic(uuid: uuid, path: path, service: service, properties: props)
             s.characteristics[path] = created
             return (created, true)
         }
+        // A terminated peripheral follows nothing: no GATT objects (and no value routes) for it.
+        guard let (characteristic, isNew) = made else { return nil }
         if isNew {
             // Its notifications (lone `Value` changes) come straight from the tree, not through
             // the device's subtree observer. The route holds the characteristic strongly: it
@@ -106,6 +110,7 @@ extension Peripheral {
         let props = GattDescriptor1.Properties(raw, path: path)
         guard let uuid = props.uuid.flatMap({ BLEUUID(string: $0) }) else { return nil }
         return state.withLock { s in
+            guard !s.terminated else { return nil }
             if let cached = s.descriptors[path], cached.uuid == uuid { return cached }
             let created = Descriptor(uuid: uuid, path: path, characteristic: characteristic)
             s.descriptors[path] = created

@@ -8,7 +8,12 @@ import Locking
 
 /// A remote BLE peripheral: an `org.bluez.Device1` object under the manager's adapter.
 ///
-/// Properties read the latest `Device1` values BlueZ reported (kept after the object goes away).
+/// State properties (``isConnected``, ``servicesResolved``, ``pairingState``, ``services``, and
+/// the states of the services' characteristics and descriptors) read what is true now: the
+/// latest `Device1` values BlueZ reported while it has the device's object and the peripheral is
+/// not terminated; none (false, empty, nil) once the object is gone or after ``terminate()``
+/// or ``forget()`` (``isTerminated`` says which). Records (``identifier``, ``address``,
+/// ``name``, ``alias``, ``advertisement``, ``rssi``, the last values read) keep what was last seen.
 /// Operations return futures completed on the manager's execution context; each is also
 /// awaitable (`try await peripheral.discoverServices().value`).
 public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
@@ -77,8 +82,31 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// bluetoothd answers `Connect` before it emits `Connected = true`.
         /// Ours, or BlueZ's `Connected` while no Disconnect of ours is on its way (see
         /// ``ConnectionStateMachine/disconnectsInFlight``).
-        var linkIsUp: Bool { connection.isConnected || (properties.connected == true && connection.deviceConnectedIsCurrent) }
+        var linkIsUp: Bool { isLive && (connection.isConnected || (properties.connected == true && connection.deviceConnectedIsCurrent)) }
         var terminated: Bool { connection.isTerminated }
+        /// Whether BlueZ has the device's object: false from its `InterfacesRemoved` (removed,
+        /// bluetoothd gone, adapter gone) until it is published again.
+        var objectPresent = true
+        /// Whether the device's state is followed: its object exists and the peripheral is not
+        /// terminated. The one rule every public state property follows: while not live, the
+        /// state reads as none (no link, no bond, no services, not notifying), because that is
+        /// what is true of a device BlueZ no longer has or that we no longer follow; records
+        /// (identity, name, advertisement, last RSSI, last values) keep what was last seen.
+        var isLive: Bool { objectPresent && !terminated }
+        /// The `Device1` state as true now: ``properties`` while ``isLive``, else with the link
+        /// and bond flags (`Connected`, `ServicesResolved`, `Paired`, `Bonded`, `Trusted`,
+        /// `Blocked`) off.
+        var current: Device1.Properties {
+            guard !isLive else { return properties }
+            var now = properties
+            now.connected = false
+            now.servicesResolved = false
+            now.paired = false
+            now.bonded = false
+            now.trusted = false
+            now.blocked = false
+            return now
+        }
     }
 
     let state: Locked<State>
@@ -97,7 +125,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.unlist = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.address = props.address ?? Peripheral.address(from: path)
-        state = Locked(State(properties: props, lastRSSI: props.rssi))
+        var initial = State(properties: props, lastRSSI: props.rssi)
+        initial.objectPresent = tree.properties(at: path, interface: Device1.interface) != nil
+        state = Locked(initial)
     }
 
     /// Starts following the device's objects (called once by the manager).
@@ -121,22 +151,31 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: - Device properties
 
-    /// The advertised or GAP name (`Device1.Name`), nil when the device has none.
+    /// The advertised or GAP name (`Device1.Name`), nil when the device has none. A record: kept
+    /// after the device object goes away.
     public var name: String? { state.withLock { $0.properties.name } }
-    /// `Device1.Alias`: the name, or a user-set alias, or the address with dashes.
+    /// `Device1.Alias`: the name, or a user-set alias, or the address with dashes (a record, kept).
     public var alias: String? { state.withLock { $0.properties.alias } }
     /// The last RSSI in dBm (`Device1.RSSI`; BlueZ only reports it while discovering, the last
     /// value is kept).
     public var rssi: Int16? { state.withLock { $0.lastRSSI } }
-    /// The advertising data (`Device1` Name, UUIDs, ManufacturerData, ServiceData, TxPower).
+    /// The advertising data (`Device1` Name, UUIDs, ManufacturerData, ServiceData, TxPower): a
+    /// record, the last advertisement seen, kept after the device object goes away.
     public var advertisement: Advertisement { state.withLock { Advertisement($0.properties) } }
     /// `Device1.Connected`, or true from the successful `Device1.Connect` reply on (bluetoothd
     /// replies before its `Connected` PropertiesChanged signal, which it emits from an idle handler).
     /// False from the moment a `Device1.Disconnect` of ours is on its way (``disconnect()``, or a
     /// cancelled attempt) until BlueZ has answered it: the link it would report is going down.
-    public var isConnected: Bool { state.withLock { $0.linkIsUp } }
-    /// `Device1.ServicesResolved`.
-    public var servicesResolved: Bool { state.withLock { $0.properties.servicesResolved ?? false } }
+    /// False once the device object is gone and after ``terminate()``.
+    public var isConnected: Bool { state.withLock { $0.linkIsUp && !$0.terminated } }
+    /// Whether ``terminate()`` (or ``forget()``) ended the peripheral: its manager no longer
+    /// lists it, its operations fail with `.terminated`.
+    public var isTerminated: Bool { state.withLock { $0.terminated } }
+    /// `Device1.ServicesResolved`; false once the device object is gone and after ``terminate()``.
+    public var servicesResolved: Bool { state.withLock { $0.current.servicesResolved ?? false } }
+    /// Whether the peripheral's state is followed (see ``Peripheral``): BlueZ has its object and
+    /// it is not terminated.
+    var isLive: Bool { state.withLock { $0.isLive } }
     /// The latest `Device1` snapshot.
     package var deviceProperties: Device1.Properties { state.withLock { $0.properties } }
 
@@ -165,6 +204,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         let props = Device1.Properties(raw, path: path)
         state.withLock { s in
             s.properties = props
+            s.objectPresent = true
             if let r = props.rssi { s.lastRSSI = r }
         }
     }
@@ -213,11 +253,15 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             }
             if changed.keys.contains(where: PairingState.propertyNames.contains) { pairingPropertiesChanged() }
         case .interfacesAdded(let p, let ifaces) where p == path && ifaces[Device1.interface] != nil:
+            let before = pairingState
             refreshProperties()
+            if pairingState != before { pairingPropertiesChanged() }
         case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):
-            state.withLock { $0.properties.connected = false; $0.properties.servicesResolved = false; $0.awaitingLinkDownSignal = false }
+            let before = pairingState
+            state.withLock { $0.objectPresent = false; $0.properties.connected = false; $0.properties.servicesResolved = false; $0.awaitingLinkDownSignal = false }
             linkEndedForServices()
             deviceRemoved()
+            if pairingState != before { pairingPropertiesChanged() }
         case .interfacesAdded(let p, let ifaces) where ifaces[GattService1.interface] != nil && p != path:
             serviceObjectsChanged()
         case .interfacesRemoved(let p, let names) where names.contains(GattService1.interface) && p != path:

@@ -24,7 +24,8 @@ public final class Service: Sendable, Hashable, CustomStringConvertible {
     /// The BlueZ object path of the service.
     public var objectPath: String { path.rawValue }
 
-    /// The service's characteristics (`org.bluez.GattCharacteristic1` objects below it), in handle order.
+    /// The service's characteristics (`org.bluez.GattCharacteristic1` objects below it), in handle
+    /// order; empty once the device object is gone and after ``Peripheral/terminate()``.
     public var characteristics: [Characteristic] {
         peripheral.tree.paths(withInterface: GattCharacteristic1.interface, under: path)
             .compactMap { peripheral.characteristic(at: $0, service: self) }

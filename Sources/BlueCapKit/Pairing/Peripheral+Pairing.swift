@@ -7,20 +7,27 @@ import Futures
 extension Peripheral {
     // MARK: - Bond state
 
-    /// `Device1.Paired`.
+    /// `Device1.Paired`; false once the device object is gone and after ``terminate()`` or
+    /// ``forget()`` (see ``pairingState``).
     public var isPaired: Bool { pairingState.isPaired }
-    /// `Device1.Bonded`: the keys are stored, later connections encrypt without pairing again.
+    /// `Device1.Bonded`: the keys are stored, later connections encrypt without pairing again;
+    /// false once the device object is gone and after ``terminate()`` or ``forget()``.
     public var isBonded: Bool { pairingState.isBonded }
-    /// `Device1.Trusted`.
+    /// `Device1.Trusted`; false once the device object is gone and after ``terminate()``.
     public var isTrusted: Bool { pairingState.isTrusted }
-    /// `Device1.Blocked`.
+    /// `Device1.Blocked`; false once the device object is gone and after ``terminate()``.
     public var isBlocked: Bool { pairingState.isBlocked }
-    /// `Paired`, `Bonded`, `Trusted` and `Blocked` at once.
-    public var pairingState: PairingState { state.withLock { PairingState($0.properties) } }
+    /// `Paired`, `Bonded`, `Trusted` and `Blocked` at once, as true now: BlueZ's values while it
+    /// has the device's object and the peripheral is not terminated; none (all false) once the
+    /// object is gone (removed, bluetoothd restarted, adapter gone: BlueZ publishes a bonded
+    /// device again, and the values come back with it) and after ``terminate()`` or
+    /// ``forget()`` (``isTerminated``).
+    public var pairingState: PairingState { state.withLock { PairingState($0.current) } }
 
     /// Each change of ``pairingState`` (a `Device1` PropertiesChanged touching `Paired`,
-    /// `Bonded`, `Trusted` or `Blocked`); the last 10 are kept for a late subscriber, older ones
-    /// dropped. The stream never ends while the peripheral exists.
+    /// `Bonded`, `Trusted` or `Blocked`, the device object going or coming back, ``terminate()``);
+    /// the last 10 are kept for a late subscriber, older ones dropped. The stream never ends
+    /// while the peripheral exists.
     public func whenPairingChanges() -> FutureStream<PairingState> {
         state.withLock { s in
             if let p = s.pairingUpdates { return p.stream }
@@ -32,7 +39,7 @@ extension Peripheral {
 
     /// A `Device1` PropertiesChanged touched the bond state (owner thread).
     func pairingPropertiesChanged() {
-        let (updates, current) = state.withLock { ($0.pairingUpdates, PairingState($0.properties)) }
+        let (updates, current) = state.withLock { ($0.pairingUpdates, PairingState($0.current)) }
         guard let updates else { return }
         context.execute { updates.success(current) }
     }

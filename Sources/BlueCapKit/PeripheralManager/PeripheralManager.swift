@@ -24,7 +24,10 @@ public final class PeripheralManager: Sendable {
     /// What times the request timeouts of the characteristics added: the session's clock.
     public var clock: any TimerClock { session.clock }
     let tracker: AdapterStateTracker?
-    let stateStream = StreamPromise<ManagerState>(capacity: 10)
+    /// The latest state, replayed to a new subscriber (as ``CentralManager``'s).
+    let stateStream = StreamPromise<ManagerState>(capacity: 1)
+    /// The adapter in use after each change (see PeripheralManager+State).
+    let adapterStream = StreamPromise<String?>(capacity: 1)
     let ready = Promise<Void>()
     let advertisingStream = StreamPromise<Bool>(capacity: 10)
     /// The ObjectManager root of the exported application (passed to `RegisterApplication`);
@@ -92,18 +95,22 @@ public final class PeripheralManager: Sendable {
     /// The adapter in use (`/org/bluez/hci1`), when there is one.
     public var adapterPath: String? { inner.withLock { $0.adapter?.rawValue } }
 
-    /// State changes: `.unknown` until the bus answered, then `.poweredOn`, `.poweredOff`,
-    /// `.resetting` (bluetoothd restarting), `.unsupported`, `.unauthorized`. The last 10 are
-    /// replayed to new subscribers.
+    /// The state, then each change: `.unknown` until the bus answered, then `.poweredOn`,
+    /// `.poweredOff`, `.resetting` (bluetoothd restarting), `.unsupported`, `.unauthorized`.
+    /// The stream keeps the latest state: a new subscriber gets it first (as
+    /// ``CentralManager/whenStateChanges()``), so `withFilter { $0 == .poweredOn }` never
+    /// completes from a state that is over. ``whenPoweredOn(timeout:)`` says it in one call.
     public func whenStateChanges() -> FutureStream<ManagerState> { stateStream.stream }
 
     private func setState(_ new: ManagerState, adapter: ObjectPath?) {
-        let changed = inner.withLock { s -> Bool in
+        let (changed, moved) = inner.withLock { s -> (Bool, Bool) in
+            let moved = s.adapter != adapter
             s.adapter = adapter
-            guard s.state != new else { return false }
+            guard s.state != new else { return (false, moved) }
             s.state = new
-            return true
+            return (true, moved)
         }
+        if moved { adapterStream.success(adapter.map(Adapter1.name(of:))) }
         if changed { stateStream.success(new) }
         if new != .unknown { ready.success(()) }
     }

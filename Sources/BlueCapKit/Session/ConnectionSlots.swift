@@ -20,7 +20,7 @@ import Locking
 ///   ``Peripheral/terminate()``) leaves the queue at once;
 /// - each disconnection (ours or another program's) or ended attempt frees a slot for the first
 ///   waiting connect;
-/// - a connect that waited ``queueTimeout`` fails with ``BlueCapError/Kind/noConnectionSlot``,
+/// - a connect that waited ``queueTimeout`` fails with `.noConnectionSlot`,
 ///   naming the adapter and its usage. The wait does not count against the connect's own
 ///   `connectionTimeout`, which starts when the slot is granted.
 ///
@@ -89,7 +89,7 @@ public final class ConnectionSlots: Sendable {
     }
 
     /// How long a connect waits for a slot before failing with
-    /// ``BlueCapError/Kind/noConnectionSlot`` (30 s by default).
+    /// `.noConnectionSlot` (30 s by default).
     public var queueTimeout: Duration {
         get { state.withLock { $0.queueTimeout } }
         set { state.withLock { $0.queueTimeout = newValue } }
@@ -157,7 +157,7 @@ public final class ConnectionSlots: Sendable {
 
     /// Asks a slot for `device`'s connect; `grant` runs (never under a lock) with success when
     /// the slot is held — at once when the device holds one already, is connected, or its adapter
-    /// has a free slot and nobody waits — or with ``BlueCapError/Kind/noConnectionSlot`` after
+    /// has a free slot and nobody waits — or with `.noConnectionSlot` after
     /// ``queueTimeout``.
     func acquire(_ device: ObjectPath, grant: @escaping @Sendable (Result<Void, BlueCapError>) -> Void) {
         guard let adapter = Self.adapter(of: device) else { return grant(.success(())) }
