@@ -107,23 +107,9 @@ public final class CentralManager: Sendable {
     /// see `ObjectTree.synchronize`): called right after bluetoothd restarted, it waits for the
     /// new bluetoothd's adapter instead of completing from the state from before the restart.
     public func whenPoweredOn(timeout: Duration = .seconds(10)) -> Future<Void> {
-        let promise = Promise<Void>()
-        let token = CancelToken()
-        let deadline = after(timeout) { [weak self] in
-            promise.failure(CentralManagerError.notPoweredOn(self?.state ?? .unknown))
+        poweredOn(states: stateStream.stream, tree: tree, timeout: timeout) { [weak self] in
+            CentralManagerError.notPoweredOn(self?.state ?? .unknown)
         }
-        // However it ends: stop listening and drop the timer (it holds the promise).
-        promise.future.onComplete(context: .immediate) { _ in
-            token.cancel()
-            deadline.cancel()
-        }
-        let listen: @Sendable () -> Void = { [stateStream] in
-            stateStream.stream.onSuccess(context: .immediate, cancelToken: token) { s in
-                if s == .poweredOn { promise.success(()) }
-            }
-        }
-        if let tree { tree.synchronize(listen) } else { listen() }
-        return promise.future
     }
 
     private func adapterStateChanged(_ snapshot: AdapterStateTracker.Snapshot) {

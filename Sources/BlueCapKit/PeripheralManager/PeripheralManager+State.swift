@@ -27,26 +27,12 @@ extension PeripheralManager {
     /// called right after bluetoothd restarted, it waits for the new bluetoothd's adapter
     /// instead of completing from the state from before the restart.
     public func whenPoweredOn(timeout: Duration = .seconds(10)) -> Future<Void> {
-        let promise = Promise<Void>()
-        let token = CancelToken()
-        let deadline = after(timeout) { [weak self] in
+        poweredOn(states: stateStream.stream, tree: tracker?.tree, timeout: timeout) { [weak self] in
             let state = self?.state ?? .unknown
-            promise.failure(BlueCapError(kind: .notPoweredOn, operation: "PeripheralManager.whenPoweredOn", path: self?.adapterPath,
-                                         timeout: timeout,
-                                         message: "the adapter is not powered on (state \(state)): power it with `bluetoothctl power on`"))
+            return BlueCapError(kind: .notPoweredOn, operation: "PeripheralManager.whenPoweredOn", path: self?.adapterPath,
+                                timeout: timeout,
+                                message: "the adapter is not powered on (state \(state)): power it with `bluetoothctl power on`")
         }
-        // However it ends: stop listening and drop the timer (it holds the promise).
-        promise.future.onComplete(context: .immediate) { _ in
-            token.cancel()
-            deadline.cancel()
-        }
-        let listen: @Sendable () -> Void = { [stateStream] in
-            stateStream.stream.onSuccess(context: .immediate, cancelToken: token) { s in
-                if s == .poweredOn { promise.success(()) }
-            }
-        }
-        if let tree = tracker?.tree { tree.synchronize(listen) } else { listen() }
-        return promise.future
     }
 
     // MARK: - Reset
