@@ -115,16 +115,11 @@ extension BluetoothSession {
             guard let self else { return done() }
             guard case .success(let objects) = result else { return tree.synchronize(done) }
             let up = objects.compactMap { path, ifaces in ifaces[Device1.interface]?["Connected"] == .bool(true) ? path : nil }
-            let cached = Set(self.cachedConnected(tree))
+            let cached = Set(tree.connectedDevices())
             self.foreignWatch.setUnsignalled(Set(up).subtracting(cached))
             // The cache catches up with signals sent before the reply before the list is made.
             tree.synchronize(done)
         }
-    }
-
-    /// The devices whose cached `Device1.Connected` is true.
-    private func cachedConnected(_ tree: ObjectTree) -> [ObjectPath] {
-        tree.paths(withInterface: Device1.interface).filter { tree.properties(at: $0, interface: Device1.interface)?["Connected"] == .bool(true) }
     }
 
     /// The list now, from the object cache (with the links bluetoothd did not signal) and the
@@ -133,7 +128,7 @@ extension BluetoothSession {
         guard let tree else { return [] }
         let devices = tree.paths(withInterface: Device1.interface)
         let known = Set(devices)
-        let connected = Set(cachedConnected(tree)).union(foreignWatch.unsignalledLinks.filter(known.contains))
+        let connected = Set(tree.connectedDevices()).union(foreignWatch.unsignalledLinks.filter(known.contains))
         foreignWatch.prunePending { known.contains($0) && !connected.contains($0) }
         let pending = foreignWatch.pendingPaths
         let centrals = members.compactMap { $0 as? CentralManager }
@@ -141,7 +136,7 @@ extension BluetoothSession {
             let isPending = !connected.contains(path)
             guard !foreignWatch.isClosing(path), !centrals.contains(where: { $0.claimsLink(path, pending: isPending) }) else { return nil }
             let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
-            let adapter = props.adapter ?? Self.parent(of: path)
+            let adapter = props.adapter ?? path.deviceAdapter ?? path
             return ForeignConnection(identifier: path.rawValue, address: props.address ?? Peripheral.address(from: path),
                                      adapter: Adapter1.name(of: adapter), name: props.name,
                                      isPending: isPending)
@@ -164,11 +159,5 @@ extension BluetoothSession {
         default:
             break
         }
-    }
-
-    /// `/org/bluez/hci0` for `/org/bluez/hci0/dev_…`.
-    private static func parent(of path: ObjectPath) -> ObjectPath {
-        let parent = path.rawValue.split(separator: "/").dropLast().joined(separator: "/")
-        return (try? ObjectPath("/" + parent)) ?? path
     }
 }

@@ -141,7 +141,7 @@ public final class ConnectionSlots: Sendable {
         let wanted = address.uppercased()
         var candidates: [(adapter: ObjectPath, rssi: Int)] = []
         for device in tree.paths(withInterface: Device1.interface) where Peripheral.address(from: device).uppercased() == wanted {
-            guard let adapter = Self.adapter(of: device) else { continue }
+            guard let adapter = device.deviceAdapter else { continue }
             let rssi = tree.properties(at: device, interface: Device1.interface)?["RSSI"].flatMap { v -> Int? in
                 if case .int16(let r) = v { return Int(r) } else { return nil }
             } ?? Int.min
@@ -160,7 +160,7 @@ public final class ConnectionSlots: Sendable {
     /// has a free slot and nobody waits — or with `.noConnectionSlot` after
     /// ``queueTimeout``.
     func acquire(_ device: ObjectPath, grant: @escaping @Sendable (Result<Void, BlueCapError>) -> Void) {
-        guard let adapter = Self.adapter(of: device) else { return grant(.success(())) }
+        guard let adapter = device.deviceAdapter else { return grant(.success(())) }
         let connected = connectedDevices(on: adapter)
         let (now, id, timeout) = state.withLock { s -> (Bool, Int, Duration) in
             if s.held[adapter]?.contains(device) == true || connected.contains(device)
@@ -187,7 +187,7 @@ public final class ConnectionSlots: Sendable {
     /// `device`'s link, made without a slot asked for (`Adapter1.ConnectDevice`, another
     /// client's connect that the app's `connect` took over), is this session's from now on.
     func adopt(_ device: ObjectPath) {
-        guard let adapter = Self.adapter(of: device) else { return }
+        guard let adapter = device.deviceAdapter else { return }
         state.withLock { s in _ = s.held[adapter, default: []].insert(device) }
         changed(adapter)
     }
@@ -195,7 +195,7 @@ public final class ConnectionSlots: Sendable {
     /// `device`'s connect no longer needs its slot (its link is down, its attempt ended, or it
     /// was cancelled while waiting): the slot, or its place in the queue, goes to the next.
     func release(_ device: ObjectPath) {
-        guard let adapter = Self.adapter(of: device) else { return }
+        guard let adapter = device.deviceAdapter else { return }
         let timers = state.withLock { s -> [ScheduledTask] in
             s.held[adapter]?.remove(device)
             let gone = s.queues[adapter]?.filter { $0.device == device } ?? []
@@ -258,9 +258,9 @@ public final class ConnectionSlots: Sendable {
         let observation = tree.observe { [weak self] event in
             switch event {
             case .propertiesChanged(let path, Device1.interface, let changed, _) where changed["Connected"] != nil:
-                if let adapter = Self.adapter(of: path) { self?.pump(adapter); self?.changed(adapter) }
+                if let adapter = path.deviceAdapter { self?.pump(adapter); self?.changed(adapter) }
             case .interfacesRemoved(let path, _):
-                if let adapter = Self.adapter(of: path) { self?.pump(adapter); self?.changed(adapter) }
+                if let adapter = path.deviceAdapter { self?.pump(adapter); self?.changed(adapter) }
             case .ownerChanged:
                 self?.pumpAll()
             default:
@@ -304,11 +304,7 @@ public final class ConnectionSlots: Sendable {
 
     /// Devices under `adapter` with `Device1.Connected` true.
     private func connectedDevices(on adapter: ObjectPath) -> Set<ObjectPath> {
-        guard let tree else { return [] }
-        return Set(tree.paths(withInterface: Device1.interface, under: adapter).filter {
-            if case .bool(true)? = tree.properties(at: $0, interface: Device1.interface)?["Connected"] { return true }
-            return false
-        })
+        Set(tree?.connectedDevices(under: adapter) ?? [])
     }
 
     private func usage(_ adapter: ObjectPath, _ s: State, connected: Set<ObjectPath>) -> SlotUsage {
@@ -317,13 +313,6 @@ public final class ConnectionSlots: Sendable {
         return SlotUsage(adapter: name, budget: s.budgets[name] ?? s.defaultBudget, connected: connected.count,
                          connectedByOthers: connected.subtracting(held).count, connecting: held.subtracting(connected).count,
                          queued: s.queues[adapter]?.count ?? 0)
-    }
-
-    /// `/org/bluez/hci0` for `/org/bluez/hci0/dev_…`.
-    static func adapter(of device: ObjectPath) -> ObjectPath? {
-        let raw = device.rawValue
-        guard let slash = raw.lastIndex(of: "/"), slash != raw.startIndex else { return nil }
-        return try? ObjectPath(String(raw[..<slash]))
     }
 
     private static func adapterPath(_ name: String) -> ObjectPath {
