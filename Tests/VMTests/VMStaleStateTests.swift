@@ -47,11 +47,33 @@ extension RealBlueZTests {
                 _ = try await Self.waitFor(lists, timeout: .seconds(30)) { $0.isEmpty }
                 let closedAt = lists.items.count
 
-                let c = pair.connect(p)
+                let c = pair.connect(p, disconnectRetries: 2)
                 #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
                 #expect(try await session.foreignConnections(adapter: VM.centralAdapter).value.isEmpty)
-                p.disconnect()
-                #expect(try await c.events.wait(for: 2, timeout: .seconds(60)).last == .forceDisconnect)
+                // bluetoothd 5.55 answers a Connect made right after the foreign link's Disconnect
+                // with success and no new link while the old link's ATT channel is still being torn
+                // down, then reports Connected=false (seen in its log: no device_connect_le, then
+                // att_disconnected_cb). The library reports that truthfully (`.disconnect`); the
+                // test reconnects (at most twice) so that `disconnect()` is checked on a live link.
+                var drops = 0
+                func dropped(_ events: [ConnectionEvent]) async throws -> Bool {
+                    guard events.last == .disconnect, drops < 2 else { return false }
+                    drops += 1
+                    print("vm stale state: our link went down on its own (\(drops)): \(events); reconnecting")
+                    p.reconnect()
+                    let after = try await c.events.wait(for: events.count + 1, timeout: .seconds(90))
+                    #expect(after.last == .connect, "\(after), failures \(c.failures.items)")
+                    return true
+                }
+                while true {
+                    let current = c.events.items
+                    if try await dropped(current) { continue }
+                    p.disconnect()
+                    let events = try await c.events.wait(for: current.count + 1, timeout: .seconds(60))
+                    if try await dropped(events) { continue }
+                    #expect(events.last == .forceDisconnect, "events \(events), failures \(c.failures.items)")
+                    break
+                }
                 #expect(!lists.items.dropFirst(closedAt).contains { $0.contains(p.identifier) }, "\(lists.items)")
             }
         }
@@ -87,7 +109,8 @@ extension RealBlueZTests {
                 #expect(try await chrc.read(timeout: .seconds(20)).value.value == Data([87]))
                 #expect(c.events.items == [.connect], "the link stayed up")
                 p.disconnect()
-                #expect(try await c.events.wait(for: 2, timeout: .seconds(60)).last == .forceDisconnect)
+                let events = try await c.events.wait(for: 2, timeout: .seconds(60))
+                #expect(events.last == .forceDisconnect, "events \(events), failures \(c.failures.items)")
             }
         }
 
