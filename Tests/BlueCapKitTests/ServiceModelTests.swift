@@ -4,14 +4,14 @@ import Foundation
 import Testing
 @testable import BlueCapKit
 
-final class BatteryModel: ServiceModel, @unchecked Sendable {
-    @Characteristic("2A19") var batteryLevel: UInt8
-    @Characteristic("2A29") var manufacturer: String
-    @Characteristic("2A38") var location: BLESIGGATT.HeartRateService.BodySensorLocation?
-    @Characteristic(wrappedValue: TISensorTag.AccelerometerService.Enabled.no, "F000AA12-0451-4000-B000-000000000000")
+struct BatteryModel: ServiceModel {
+    @ServiceModel.Characteristic("2A19") var batteryLevel: UInt8
+    @ServiceModel.Characteristic("2A29") var manufacturer: String
+    @ServiceModel.Characteristic("2A38") var location: BLESIGGATT.HeartRateService.BodySensorLocation?
+    @ServiceModel.Characteristic(wrappedValue: TISensorTag.AccelerometerService.Enabled.no, "F000AA12-0451-4000-B000-000000000000")
     var enabled: TISensorTag.AccelerometerService.Enabled
 
-    init() { super.init(serviceUUID: "180F") }
+    let serviceUUID: BLEUUID = "180F"
 }
 
 @Suite("ServiceModel")

@@ -83,11 +83,10 @@ func unregisterOnSignals(_ manager: PeripheralManager) {
 
 // README: profile
 /// A service model: each property mirrors a characteristic, decoded with SerDe.
-final class BatteryService: ServiceModel, @unchecked Sendable {
-    @Characteristic("2A19") var level: UInt8
-    @Characteristic("2A29") var manufacturer: String
-
-    init() { super.init(serviceUUID: "180F") }
+struct BatteryService: ServiceModel {
+    let serviceUUID: BLEUUID = "180F"
+    @ServiceModel.Characteristic("2A19") var level: UInt8
+    @ServiceModel.Characteristic("2A29") var manufacturer: String
 }
 
 func batteryExample() throws -> UInt8 {

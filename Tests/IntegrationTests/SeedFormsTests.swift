@@ -10,9 +10,9 @@ import Testing
 
 @Suite("Seed forms: what a BlueCap user writes compiles and runs", .serialized, .timeLimit(.minutes(1)))
 struct SeedFormsTests {
-    final class Battery: ServiceModel, @unchecked Sendable {
-        @Characteristic("2A19") var level: UInt8
-        init() { super.init(serviceUUID: "180F") }
+    struct Battery: ServiceModel {
+        @ServiceModel.Characteristic("2A19") var level: UInt8
+        let serviceUUID: BLEUUID = "180F"
     }
 
     @Test("timeouts in seconds, a model captured in onSuccess, BusDaemon from BlueZSimulator, discardable results")

@@ -7,23 +7,23 @@ import Testing
 import TestSupport
 
 /// The Battery service's level.
-final class BatteryLevelModel: ServiceModel, @unchecked Sendable {
-    @Characteristic("2A19") var level: UInt8
-    init() { super.init(serviceUUID: "180F") }
+struct BatteryLevelModel: ServiceModel {
+    @ServiceModel.Characteristic("2A19") var level: UInt8
+    let serviceUUID: BLEUUID = "180F"
 }
 
 /// The Battery service with a property the simulated service lacks, and an optional one it lacks too.
-final class BatteryWithManufacturerModel: ServiceModel, @unchecked Sendable {
-    @Characteristic("2A19") var level: UInt8
-    @Characteristic("2A29") var manufacturer: String
-    init() { super.init(serviceUUID: "180F") }
+struct BatteryWithManufacturerModel: ServiceModel {
+    @ServiceModel.Characteristic("2A19") var level: UInt8
+    @ServiceModel.Characteristic("2A29") var manufacturer: String
+    let serviceUUID: BLEUUID = "180F"
 }
 
 /// The Battery service, the level seen as a fraction, and an optional name the service lacks.
-final class BatteryFractionModel: ServiceModel, @unchecked Sendable {
-    @Characteristic(wrappedValue: 0, "2A19", transformer: PercentTransformer()) var fraction: Double
-    @Characteristic("2A29") var manufacturer: String?
-    init() { super.init(serviceUUID: "180F") }
+struct BatteryFractionModel: ServiceModel {
+    @ServiceModel.Characteristic(wrappedValue: 0, "2A19", transformer: PercentTransformer()) var fraction: Double
+    @ServiceModel.Characteristic("2A29") var manufacturer: String?
+    let serviceUUID: BLEUUID = "180F"
 }
 
 /// A percentage byte (0…100) as a fraction 0…1.
@@ -33,10 +33,10 @@ struct PercentTransformer: CharacteristicTransformer {
 }
 
 /// A vendor service: a writable target, a command characteristic.
-final class ThermostatModel: ServiceModel, @unchecked Sendable {
-    @Characteristic("FFE1") var target: UInt16
-    @Characteristic("FFE3") var command: UInt8
-    init() { super.init(serviceUUID: "FFE0") }
+struct ThermostatModel: ServiceModel {
+    @ServiceModel.Characteristic("FFE1") var target: UInt16
+    @ServiceModel.Characteristic("FFE3") var command: UInt8
+    let serviceUUID: BLEUUID = "FFE0"
 }
 
 private let batteryLevel = "2A19"

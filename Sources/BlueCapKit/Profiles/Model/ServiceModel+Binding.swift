@@ -8,7 +8,7 @@ extension ServiceModel {
     /// Binds the model to `service` (discovered with `Peripheral.discoverServices` on a connected
     /// peripheral): waits for its `org.bluez.GattCharacteristic1` objects (BlueZ exports them
     /// together, so a missing one fails at once rather than after `timeout`), ties every
-    /// `@Characteristic` property to the characteristic with its UUID, then turns notifications
+    /// `@ServiceModel.Characteristic` property to the characteristic with its UUID, then turns notifications
     /// on (`AcquireNotify`, or `StartNotify`) for the ones ``ServiceModelBinding/Options/notifications``
     /// selects, so each notified value sets its property.
     ///
@@ -23,14 +23,17 @@ extension ServiceModel {
             return Future(error: PeripheralError(kind: .notSupported, operation: operation, path: service.objectPath,
                                                  message: "service \(service.uuid) is not the model's service \(serviceUUID)"))
         }
-        let previous = bindingSlot.current.withLock { current -> ServiceModelBinding? in
+        guard let slot = bindingSlot else {
+            return Future(error: PeripheralError(kind: .notSupported, operation: operation, path: service.objectPath,
+                                                 message: "\(type(of: self)) declares no @ServiceModel.Characteristic property"))
+        }
+        let previous = slot.current.withLock { current -> ServiceModelBinding? in
             defer { current = nil }
             return current
         }
         previous?.unbind()
         let bindings = labeledBindings
         let model = String(describing: type(of: self))
-        let slot = bindingSlot
         // BlueZ exports a service's characteristics together: once one is there, all are.
         return service.discoverCharacteristics(nil, timeout: options.timeout)
             .flatMap(context: .immediate) { service in
@@ -44,7 +47,7 @@ extension ServiceModel {
     }
 
     /// The current binding, nil before ``bind(to:options:)`` and after ``unbind()``.
-    public var serviceBinding: ServiceModelBinding? { bindingSlot.current.withLock { $0 } }
+    public var serviceBinding: ServiceModelBinding? { bindingSlot?.current.withLock { $0 } }
 
     // MARK: Operations on the binding
 
@@ -65,7 +68,7 @@ extension ServiceModel {
     /// Writes `value` to the property's characteristic, encoded by its transformer
     /// (`org.bluez.GattCharacteristic1.WriteValue`, with or without response from `Flags` unless
     /// `type` says), and sets the property once the write succeeded: `model.write(model.$level, 42)`.
-    public func write<Value>(_ property: Characteristic<Value>, _ value: Value,
+    public func write<Value>(_ property: ServiceModelCharacteristic<Value>, _ value: Value,
                              type: BlueCapKit.Characteristic.WriteType? = nil) -> Future<BlueCapKit.Characteristic> {
         let operation = "ServiceModel.write (org.bluez.GattCharacteristic1.WriteValue)"
         guard let binding = serviceBinding else { return Future(error: unbound(operation)) }
@@ -93,7 +96,7 @@ extension ServiceModel {
 
 extension Service {
     /// Binds `model` to this service: ``ServiceModel/bind(to:options:)``.
-    public func bind(_ model: ServiceModel, options: ServiceModelBinding.Options = .init()) -> Future<ServiceModelBinding> {
+    public func bind(_ model: some ServiceModel, options: ServiceModelBinding.Options = .init()) -> Future<ServiceModelBinding> {
         model.bind(to: self, options: options)
     }
 }

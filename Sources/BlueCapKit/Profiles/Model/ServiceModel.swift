@@ -1,67 +1,43 @@
-// ServiceModel: a class whose @Characteristic properties mirror a service's characteristics.
-
+// ServiceModel: a type whose @ServiceModel.Characteristic properties mirror a service's characteristics.
 import Foundation
-import Locking
 
-/// One characteristic binding of a ``ServiceModel``: the storage of a `@Characteristic` property.
-public protocol CharacteristicBinding: AnyObject, Sendable {
-    /// The characteristic UUID the property is bound to.
-    var uuid: BLEUUID { get }
-    /// True once a value has been received through ``update(with:)``.
-    var hasReceivedValue: Bool { get }
-    /// Decodes received bytes into the property; on error the property keeps its value.
-    func update(with data: Data) throws(SerDeError)
-    /// Decodes received bytes into the property and returns the value it was set to.
-    func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable
-    /// The property's current value, encoded.
-    var data: Data { get }
-    /// True when the property's type is an `Optional`: binding skips it when the remote
-    /// service lacks the characteristic, instead of failing.
-    var isOptional: Bool { get }
-}
-
-extension CharacteristicBinding {
-    /// Updates with ``update(with:)`` and returns the bytes (for bindings that do not say the value).
-    public func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable {
-        try update(with: data)
-        return data
-    }
-}
-
-/// Marks `Optional` types, so a binding can tell an optional property without reflection.
-protocol OptionalValueMarker {}
-extension Optional: OptionalValueMarker {}
-
-/// A service model: subclass it and declare one property per characteristic,
-/// `@Characteristic("2A19") var batteryLevel: UInt8`.
+/// A service model: a struct that names its service and declares one property per characteristic.
+///
+/// ```swift
+/// struct BatteryService: ServiceModel {
+///     let serviceUUID: BLEUUID = "180F"
+///     @ServiceModel.Characteristic("2A19") var level: UInt8
+///     @ServiceModel.Characteristic("2A29") var manufacturer: String
+/// }
+/// ```
 ///
 /// The roles feed received values (`ReadValue` replies, `Value` notifications) to
 /// ``update(uuid:data:)`` and read ``data(for:)`` to write; ``bind(to:options:)`` does it for a
-/// discovered remote ``Service`` (reads, writes, notifications, a changes stream). Bindings are found by reflecting over
-/// the wrappers' storage (each wrapper is a reference-type box), without the Objective-C runtime.
-/// The model is `Sendable`: capture it in a future's callback or pass it to another task.
-/// Reading and writing one property is thread-safe; a property set from the peripheral and a
-/// ``ServiceModelChange`` are both delivered after the value is stored.
+/// discovered remote ``Service`` (reads, writes, notifications, a changes stream). Bindings are
+/// found by reflecting over the wrappers' storage, without the Objective-C runtime.
 ///
-/// Subclasses declare only `@Characteristic` properties and `let`s of `Sendable` types.
-// @unchecked Sendable: the class's own state is `let` (the UUID, the binding slot behind its
-// lock); each @Characteristic box keeps its value behind its own lock and is never replaced
-// after init. Subclasses follow the rule above (documented, not checked by the compiler).
-open class ServiceModel: @unchecked Sendable {
+/// Each property is a box (``ServiceModelCharacteristic``) holding its value behind its own lock,
+/// so a model made of boxes and `let`s of `Sendable` types is `Sendable` as the compiler checks
+/// it: capture it in a future's callback or pass it to another task, with nothing to restate.
+/// A model is a handle: copies share the boxes, their values and the binding, and a property can
+/// be set on a `let` model. The binding lives as long as the model (any copy of it) does.
+///
+/// The wrapper is spelled `@ServiceModel.Characteristic` because a bare `Characteristic` names the
+/// remote ``BlueCapKit/Characteristic`` class. A final class may conform too (as
+/// `@unchecked Sendable` when it has `var`s, with its own synchronization named).
+public protocol ServiceModel: Sendable {
     /// The service the model mirrors.
-    public let serviceUUID: BLEUUID
+    var serviceUUID: BLEUUID { get }
+}
 
-    /// The binding to a remote service made by ``bind(to:options:)``, if any.
-    let bindingSlot = BindingSlot()
-
-    /// A model of the service `serviceUUID`.
-    public init(serviceUUID: BLEUUID) {
-        self.serviceUUID = serviceUUID
-    }
+extension ServiceModel {
+    /// The property wrapper of a model: `@ServiceModel.Characteristic("2A19") var level: UInt8`.
+    public typealias Characteristic = ServiceModelCharacteristic
 
     // MARK: Bindings
 
-    /// Every `@Characteristic` property of the model (subclass properties first), found by reflection.
+    /// Every `@ServiceModel.Characteristic` property of the model, in declaration order (a
+    /// class's own properties before its superclass's), found by reflection.
     public var bindings: [any CharacteristicBinding] { labeledBindings.map(\.binding) }
 
     /// The bindings with their property names (the wrapper storage's label without its `_`).
@@ -79,6 +55,14 @@ open class ServiceModel: @unchecked Sendable {
         return result
     }
 
+    /// Where the model keeps its binding: the first property's box (nil for a model with none).
+    var bindingSlot: BindingSlot? {
+        for (_, binding) in labeledBindings {
+            if let carrier = binding as? any BindingSlotCarrier { return carrier.modelSlot }
+        }
+        return nil
+    }
+
     /// The UUIDs of the bound characteristics.
     public var characteristicUUIDs: [BLEUUID] { bindings.map(\.uuid) }
 
@@ -86,6 +70,8 @@ open class ServiceModel: @unchecked Sendable {
     public func binding(for uuid: BLEUUID) -> (any CharacteristicBinding)? {
         bindings.first { $0.uuid == uuid }
     }
+
+    // MARK: Values
 
     /// Sets the property bound to `uuid` from received bytes. Returns false when no property is
     /// bound to `uuid`; throws (leaving the property unchanged) when the bytes do not decode.
@@ -100,102 +86,11 @@ open class ServiceModel: @unchecked Sendable {
     public func data(for uuid: BLEUUID) -> Data? {
         binding(for: uuid)?.data
     }
-
-    // MARK: Property wrapper
-
-    /// Binds a model property to a characteristic. The storage is a box shared by the model
-    /// and the roles; `$property` gives the box (its ``uuid``, ``data``, ``update(with:)``).
-    @propertyWrapper
-    public final class Characteristic<Value: Sendable>: CharacteristicBinding {
-        private struct State {
-            var value: Value
-            var received = false
-        }
-
-        /// The bound characteristic.
-        public let uuid: BLEUUID
-        private let decode: @Sendable (Data) throws(SerDeError) -> Value
-        private let encode: @Sendable (Value) -> Data
-        /// The value and whether one was received, guarded by this mutex.
-        private let state: Locked<State>
-
-        /// A property bound to `uuid`, starting at `wrappedValue`, converted by `transformer`.
-        public init<T: CharacteristicTransformer>(wrappedValue: Value, _ uuid: BLEUUID, transformer: T) where T.Value == Value {
-            self.uuid = uuid
-            self.decode = { (data: Data) throws(SerDeError) -> Value in try transformer.value(from: data) }
-            self.encode = { transformer.data(from: $0) }
-            self.state = Locked(State(value: wrappedValue))
-        }
-
-        /// The property's value.
-        public var wrappedValue: Value {
-            get { state.withLock { $0.value } }
-            set { state.withLock { $0.value = newValue } }
-        }
-
-        /// The binding box.
-        public var projectedValue: Characteristic<Value> { self }
-
-        /// True once a value has been received.
-        public var hasReceivedValue: Bool { state.withLock { $0.received } }
-
-        /// Decodes `data` (outside the lock), then stores it.
-        public func update(with data: Data) throws(SerDeError) {
-            _ = try updateReturningValue(with: data)
-        }
-
-        /// Decodes `data` (outside the lock), stores it and returns the decoded value.
-        public func updateReturningValue(with data: Data) throws(SerDeError) -> any Sendable {
-            let value = try decode(data)
-            state.withLock {
-                $0.value = value
-                $0.received = true
-            }
-            return value
-        }
-
-        /// The current value, encoded.
-        public var data: Data { encode(wrappedValue) }
-
-        /// `value` encoded by the property's transformer.
-        public func encoded(_ value: Value) -> Data { encode(value) }
-
-        /// True when `Value` is an `Optional`.
-        public var isOptional: Bool { Value.self is any OptionalValueMarker.Type }
-    }
 }
 
-// MARK: - Convenience initializers
-
-extension ServiceModel.Characteristic where Value: Deserializable {
-    /// A property of a ``Deserializable`` type, starting at `wrappedValue`.
-    public convenience init(wrappedValue: Value, _ uuid: BLEUUID) {
-        self.init(wrappedValue: wrappedValue, uuid, transformer: DeserializableTransformer<Value>())
-    }
+/// A box that can hold its model's binding (``ServiceModelCharacteristic``).
+protocol BindingSlotCarrier {
+    var modelSlot: BindingSlot { get }
 }
 
-extension ServiceModel.Characteristic where Value: Deserializable & AdditiveArithmetic {
-    /// A numeric property starting at zero: `@Characteristic("2A19") var batteryLevel: UInt8`.
-    public convenience init(_ uuid: BLEUUID) {
-        self.init(wrappedValue: .zero, uuid)
-    }
-}
-
-extension ServiceModel.Characteristic where Value == String {
-    /// A string property starting empty.
-    public convenience init(_ uuid: BLEUUID) {
-        self.init(wrappedValue: "", uuid)
-    }
-}
-
-extension ServiceModel.Characteristic {
-    /// An optional property starting at nil: `@Characteristic("2A38") var location: BodySensorLocation?`.
-    public convenience init<Wrapped: Deserializable>(_ uuid: BLEUUID) where Value == Wrapped? {
-        self.init(wrappedValue: nil, uuid, transformer: OptionalTransformer(DeserializableTransformer<Wrapped>()))
-    }
-
-    /// An optional property starting at `wrappedValue`.
-    public convenience init<Wrapped: Deserializable>(wrappedValue: Wrapped?, _ uuid: BLEUUID) where Value == Wrapped? {
-        self.init(wrappedValue: wrappedValue, uuid, transformer: OptionalTransformer(DeserializableTransformer<Wrapped>()))
-    }
-}
+extension ServiceModelCharacteristic: BindingSlotCarrier {}

@@ -4,7 +4,7 @@ import Foundation
 import Futures
 import Locking
 
-/// Holds the binding a model made: a reference, so reflection over the model sees one child.
+/// Holds the binding a model made; kept by the model's first property box (``ServiceModel/serviceBinding``).
 final class BindingSlot: Sendable {
     let current = Locked<ServiceModelBinding?>(nil)
 }
@@ -56,10 +56,13 @@ public final class ServiceModelBinding: Sendable {
         }
     }
 
-    /// One bound property and its remote characteristic.
+    /// One bound property and its remote characteristic. The box is held weakly: the model owns
+    /// its binding (through its first box), never the other way round, so dropping the model
+    /// ends the binding.
     struct Entry: Sendable {
         let name: String
-        let box: any CharacteristicBinding
+        let uuid: BLEUUID
+        weak let box: (any CharacteristicBinding)?
         let characteristic: Characteristic
     }
 
@@ -76,7 +79,8 @@ public final class ServiceModelBinding: Sendable {
     /// UUIDs of optional properties whose characteristic the service lacks.
     public let skipped: [BLEUUID]
     let entries: [Entry]
-    private let slot: BindingSlot
+    /// Where the model keeps this binding; weak: the slot owns the binding, not the reverse.
+    private weak let slot: BindingSlot?
     private let changePromise: StreamPromise<ServiceModelChange>
     private let state = Locked(State())
 
@@ -99,7 +103,7 @@ public final class ServiceModelBinding: Sendable {
         var missing: [String] = []
         for (name, box) in bindings {
             if let c = service.characteristic(box.uuid) {
-                entries.append(Entry(name: name, box: box, characteristic: c))
+                entries.append(Entry(name: name, uuid: box.uuid, box: box, characteristic: c))
             } else if box.isOptional {
                 skipped.append(box.uuid)
             } else {
@@ -120,7 +124,7 @@ public final class ServiceModelBinding: Sendable {
             switch options.notifications {
             case .all: return p.contains(.notify) || p.contains(.indicate)
             case .none: return false
-            case .only(let uuids): return uuids.contains(entry.box.uuid)
+            case .only(let uuids): return uuids.contains(entry.uuid)
             }
         }
         let started = chosen.map { entry -> Future<Characteristic> in
@@ -150,7 +154,7 @@ public final class ServiceModelBinding: Sendable {
 
     /// The remote characteristic a property is bound to.
     public func characteristic(for uuid: BLEUUID) -> Characteristic? {
-        entries.first { $0.box.uuid == uuid }?.characteristic
+        entries.first { $0.uuid == uuid }?.characteristic
     }
 
     /// The characteristics notifications were turned on for.
@@ -172,23 +176,24 @@ public final class ServiceModelBinding: Sendable {
 
     /// Reads one bound characteristic (`ReadValue`) into its property.
     public func read(_ uuid: BLEUUID) -> Future<BLEUUID> {
-        guard let entry = entries.first(where: { $0.box.uuid == uuid }) else { return Future(error: notBound(uuid, "ServiceModel.read")) }
+        guard let entry = entries.first(where: { $0.uuid == uuid }) else { return Future(error: notBound(uuid, "ServiceModel.read")) }
         return read(entry)
     }
 
     private func read(_ entry: Entry) -> Future<BLEUUID> {
-        guard isBound else { return Future(error: notBound(entry.box.uuid, "ServiceModel.read")) }
+        guard isBound else { return Future(error: notBound(entry.uuid, "ServiceModel.read")) }
         return entry.characteristic.read(timeout: options.timeout).map(context: .immediate) { [self] c in
             let data = c.value ?? Data()
+            guard let box = entry.box else { throw modelReleased(entry.uuid, "ServiceModel.read") }
             let value: any Sendable
             do {
-                value = try entry.box.updateReturningValue(with: data)
+                value = try box.updateReturningValue(with: data)
             } catch {
                 throw PeripheralError(kind: .invalidValue, operation: "ServiceModel.read (org.bluez.GattCharacteristic1.ReadValue)",
-                                      path: c.objectPath, message: "\(entry.box.uuid) (\(entry.name)): \(error)")
+                                      path: c.objectPath, message: "\(entry.uuid) (\(entry.name)): \(error)")
             }
-            changePromise.success(ServiceModelChange(uuid: entry.box.uuid, property: entry.name, data: data, value: value))
-            return entry.box.uuid
+            changePromise.success(ServiceModelChange(uuid: entry.uuid, property: entry.name, data: data, value: value))
+            return entry.uuid
         }
     }
 
@@ -196,14 +201,15 @@ public final class ServiceModelBinding: Sendable {
     /// (`org.bluez.GattCharacteristic1.WriteValue`). `type` nil picks from `Flags`: "write"
     /// (with response) first, else "write-without-response"; neither fails with `.notSupported`.
     public func write(_ uuid: BLEUUID, type: Characteristic.WriteType? = nil) -> Future<Characteristic> {
-        guard let entry = entries.first(where: { $0.box.uuid == uuid }) else { return Future(error: notBound(uuid, "ServiceModel.write")) }
-        return write(entry.box.data, to: entry, type: type)
+        guard let entry = entries.first(where: { $0.uuid == uuid }) else { return Future(error: notBound(uuid, "ServiceModel.write")) }
+        guard let box = entry.box else { return Future(error: modelReleased(uuid, "ServiceModel.write")) }
+        return write(box.data, to: entry, type: type)
     }
 
     /// Writes `data` to the entry's characteristic, choosing the write type from its properties.
     func write(_ data: Data, to entry: Entry, type: Characteristic.WriteType?) -> Future<Characteristic> {
         let operation = "ServiceModel.write (org.bluez.GattCharacteristic1.WriteValue)"
-        guard isBound else { return Future(error: notBound(entry.box.uuid, operation)) }
+        guard isBound else { return Future(error: notBound(entry.uuid, operation)) }
         let p = entry.characteristic.properties
         let chosen: Characteristic.WriteType
         if let type {
@@ -214,7 +220,7 @@ public final class ServiceModelBinding: Sendable {
             chosen = .withoutResponse
         } else {
             return Future(error: PeripheralError(kind: .notSupported, operation: operation, path: entry.characteristic.objectPath,
-                                                 message: "\(entry.box.uuid) (\(entry.name)) is not writable: Flags \(entry.characteristic.flags)"))
+                                                 message: "\(entry.uuid) (\(entry.name)) is not writable: Flags \(entry.characteristic.flags)"))
         }
         return entry.characteristic.write(data: data, timeout: options.timeout, type: chosen)
     }
@@ -237,7 +243,7 @@ public final class ServiceModelBinding: Sendable {
             s.notifying = []
             return n
         }
-        slot.current.withLock { if $0 === self { $0 = nil } }
+        slot?.current.withLock { if $0 === self { $0 = nil } }
         changePromise.finish()
         return notifying.map { $0.stopNotifying(timeout: options.timeout).map(context: .immediate) { $0.uuid } }
             .sequence(context: .immediate)
@@ -247,16 +253,21 @@ public final class ServiceModelBinding: Sendable {
 
     /// A notified value: decode into the property (ignored when it does not decode), then emit.
     private func received(_ data: Data, for entry: Entry) {
-        guard isBound else { return }
+        guard isBound, let box = entry.box else { return }
         let value: any Sendable
         do {
-            value = try entry.box.updateReturningValue(with: data)
+            value = try box.updateReturningValue(with: data)
         } catch {
             state.withLock { $0.ignored += 1 }
             BlueZLog.debug("\(entry.characteristic.objectPath) notification for \(entry.name) ignored: \(error)")
             return
         }
-        changePromise.success(ServiceModelChange(uuid: entry.box.uuid, property: entry.name, data: data, value: value))
+        changePromise.success(ServiceModelChange(uuid: entry.uuid, property: entry.name, data: data, value: value))
+    }
+
+    private func modelReleased(_ uuid: BLEUUID, _ operation: String) -> PeripheralError {
+        PeripheralError(kind: .notFound, operation: operation, path: service.objectPath,
+                        message: "the model of \(uuid) was released: keep the model while its binding is used")
     }
 
     private func notBound(_ uuid: BLEUUID, _ operation: String) -> PeripheralError {
