@@ -229,11 +229,15 @@ struct RealBlueZTests {
             data.receiveNotificationUpdates().onSuccess(context: .immediate) { if let d = $0.data { updates.append(d) } }
             _ = try await data.startNotifying().value
             try await subscriptions.wait(for: 1, timeout: .seconds(10))
+            // bluetoothd asked our characteristic for a socket (NotifyAcquired exported): the
+            // notifications below leave through it, not as PropertiesChanged.
+            #expect(dataOut.isNotifyAcquired, "bluetoothd called AcquireNotify on the peripheral's characteristic")
             let sent = (1...5).map { Data([UInt8($0), 0, 64]) }
             for d in sent { #expect(dataOut.updateValue(withData: d)) }
             #expect(try await updates.wait(for: 5, timeout: .seconds(10)) == sent)
             _ = try await data.stopNotifying().value
             #expect(try await subscriptions.wait(for: 2, timeout: .seconds(20)) == [.subscribed, .unsubscribed])
+            #expect(!dataOut.isNotifyAcquired, "bluetoothd closed the socket with the last subscription")
             p.disconnect()
             try await events.wait(for: 2, timeout: .seconds(15))
         }

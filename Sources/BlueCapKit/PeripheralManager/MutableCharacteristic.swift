@@ -110,14 +110,25 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
 
     // MARK: Notifications
 
-    /// Whether a central subscribed (bluetoothd called `StartNotify`).
+    /// Whether a central subscribed (bluetoothd called `StartNotify` or `AcquireNotify`).
     public var isNotifying: Bool { local.isNotifying }
 
     /// Subscription changes (`StartNotify`/`StopNotify`), the last 10 replayed to new subscribers.
     public func whenSubscriptionChanges() -> FutureStream<SubscriptionEvent> { subscriptions.stream }
 
-    /// Sets the value and notifies every subscribed central (`PropertiesChanged(Value)` on the
-    /// exported object). Returns false, storing the value only, when nobody is subscribed.
+    /// Whether notifications leave through the socket bluetoothd acquired
+    /// (`org.bluez.GattCharacteristic1.AcquireNotify`, asked for when the first central
+    /// subscribes) rather than as D-Bus messages. Nothing changes for the app either way.
+    public var isNotifyAcquired: Bool { local.isNotifyAcquired }
+
+    /// Values ``updateValue(withData:)`` dropped because the acquired socket's buffer was full
+    /// (bluetoothd not keeping up); each such call returned false.
+    public var droppedNotificationCount: Int { local.droppedNotificationCount }
+
+    /// Sets the value and notifies every subscribed central: one datagram on the socket
+    /// bluetoothd acquired (`AcquireNotify`), else `PropertiesChanged(Value)` on the exported
+    /// object. Returns false, storing the value only, when nobody is subscribed or when the
+    /// socket's buffer is full (counted in ``droppedNotificationCount``).
     @discardableResult
     public func updateValue(withData data: Data) -> Bool { local.notify(data) }
 

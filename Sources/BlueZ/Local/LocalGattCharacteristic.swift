@@ -12,8 +12,15 @@ import Timing
 /// flag, offset and length checks). With ``setReadHandler(_:)`` / ``setWriteHandler(_:)`` the
 /// application decides each request; bluetoothd gets its reply only then.
 /// `StartNotify`/`StopNotify` toggle `Notifying`; ``notify(_:)`` sends `PropertiesChanged(Value)`
-/// while notifying. `AcquireNotify`/`AcquireWrite` are answered `org.bluez.Error.NotSupported`
-/// (the `NotifyAcquired`/`WriteAcquired` properties are not exported, so bluetoothd uses D-Bus).
+/// while notifying.
+///
+/// A notifying characteristic also exports `NotifyAcquired` (unless `acquireNotify` is false), so
+/// bluetoothd asks for a socket instead (`AcquireNotify`, when the first central subscribes):
+/// ``notify(_:)`` then writes each value to that socket (one datagram, no D-Bus message) until
+/// bluetoothd closes it (the last central unsubscribed or went). `AcquireWrite` is answered
+/// `org.bluez.Error.NotSupported` (`WriteAcquired` is not exported: bluetoothd would acknowledge
+/// every write on the socket itself, so the application could neither refuse one nor tell
+/// which central sent it).
 public final class LocalGattCharacteristic: Sendable {
     /// The interface name.
     public static let interface = "org.bluez.GattCharacteristic1"
@@ -31,18 +38,25 @@ public final class LocalGattCharacteristic: Sendable {
     private struct NotifyState {
         var notifying = false
         var onChange: (@Sendable (Bool) -> Void)?
+        /// The socket bluetoothd acquired for notifications, while open.
+        var socket: AcquiredNotifySocket?
+        /// Values the socket refused (its buffer full), over every socket.
+        var droppedBefore = 0
     }
+    /// Whether bluetoothd is offered `AcquireNotify` (`NotifyAcquired` exported).
+    public let acquireNotify: Bool
     // Sendable through this lock; the callback is copied out and called after unlocking.
     private let notifyState = Locked(NotifyState())
 
-    /// A characteristic. `maxLength` bounds writes (`InvalidValueLength` beyond it); requests
+    /// A characteristic. `acquireNotify` offers bluetoothd the notification socket. `maxLength` bounds writes (`InvalidValueLength` beyond it); requests
     /// the application leaves unanswered fail after `requestTimeout`. Reads and writes are
     /// allowed when `flags` allow them and `readable` / `writable` are true
     /// (`org.bluez.Error.NotPermitted` otherwise).
     public init(uuid: String, flags: [String], value: Data = Data(), maxLength: Int = LocalGattCharacteristic.defaultMaxLength,
                 requestTimeout: Duration = .seconds(10), readable: Bool = true, writable: Bool = true,
-                descriptors: [LocalGattDescriptor] = []) {
+                descriptors: [LocalGattDescriptor] = [], acquireNotify: Bool = true) {
         self.uuid = uuid.lowercased()
+        self.acquireNotify = acquireNotify
         self.flags = flags
         self.descriptors = descriptors
         attribute = LocalAttribute(interface: Self.interface, canRead: readable && LocalAttribute.allowsRead(flags),
@@ -103,12 +117,21 @@ public final class LocalGattCharacteristic: Sendable {
         notifyState.withLock { $0.onChange = handler }
     }
 
-    /// Stores `value` and, while notifying, emits `PropertiesChanged` with the new `Value`
-    /// (bluetoothd sends it as a notification or indication to every subscribed central).
-    /// Returns whether it was sent.
+    /// Stores `value` and, while notifying, sends it: as one datagram on the socket bluetoothd
+    /// acquired (`AcquireNotify`), else as `PropertiesChanged` with the new `Value`; bluetoothd
+    /// notifies or indicates it to every subscribed central. Returns whether it was sent: false
+    /// when nobody subscribed, or when the socket's buffer is full (the value is dropped and
+    /// counted in ``droppedNotificationCount``; the next value may go through).
     @discardableResult
     public func notify(_ value: Data) -> Bool {
         attribute.value = value
+        if let socket = notifyState.withLock({ $0.socket }) {
+            switch socket.send(value) {
+            case .sent: return true
+            case .full: return false
+            case .closed: notifySocketEnded(); return false
+            }
+        }
         guard isNotifying, let handle = attribute.exportHandle else { return false }
         do {
             try handle.setProperty("Value", value.dbusValue, interface: Self.interface)
@@ -116,6 +139,56 @@ public final class LocalGattCharacteristic: Sendable {
         } catch {
             return false
         }
+    }
+
+    /// Whether notifications go through a socket bluetoothd acquired (`AcquireNotify`).
+    public var isNotifyAcquired: Bool { notifyState.withLock { $0.socket?.isOpen ?? false } }
+
+    /// Values ``notify(_:)`` could not send because the acquired socket's buffer was full.
+    public var droppedNotificationCount: Int {
+        notifyState.withLock { $0.droppedBefore + ($0.socket?.dropped.load(ordering: .relaxed) ?? 0) }
+    }
+
+    // MARK: Acquired notifications
+
+    /// `AcquireNotify(a{sv})`: a socket pair; bluetoothd gets one end and the MTU back, and the
+    /// characteristic notifies through the other.
+    private func acquireNotify(_ call: MethodCall, _ r: Responder) {
+        let options: GattRequestOptions
+        do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
+            return r.fail(name: "org.bluez.Error.InvalidArguments", message: error.message)
+        }
+        let mtu = UInt16(clamping: max(23, options.mtu ?? 23))
+        if notifyState.withLock({ $0.socket?.isOpen ?? false }) {
+            return r.fail(name: "org.bluez.Error.NotPermitted", message: "Notify already acquired")
+        }
+        let made: (AcquiredNotifySocket, FileDescriptor)
+        do {
+            made = try AcquiredNotifySocket.make(mtu: mtu) { [weak self] in self?.notifySocketEnded() }
+        } catch {
+            return r.fail(name: "org.bluez.Error.Failed", message: error.message)
+        }
+        let previous = notifyState.withLock { s -> AcquiredNotifySocket? in
+            defer { s.socket = made.0 }
+            return s.socket
+        }
+        previous?.close()
+        r.succeed([.unixFD(made.1), .uint16(mtu)])
+        try? attribute.exportHandle?.setProperty("NotifyAcquired", .bool(true), interface: Self.interface)
+        setNotifying(true)
+    }
+
+    /// The acquired socket closed (bluetoothd's end, or a send found it gone): notifications stop.
+    private func notifySocketEnded() {
+        let ended = notifyState.withLock { s -> Bool in
+            guard let socket = s.socket, !socket.isOpen else { return false }
+            s.droppedBefore += socket.dropped.load(ordering: .relaxed)
+            s.socket = nil
+            return true
+        }
+        guard ended else { return }
+        try? attribute.exportHandle?.setProperty("NotifyAcquired", .bool(false), interface: Self.interface)
+        setNotifying(false)
     }
 
     private func setNotifying(_ on: Bool) {
@@ -131,7 +204,15 @@ public final class LocalGattCharacteristic: Sendable {
 
     /// Forgets the notifying state without a `StopNotify`: bluetoothd went away (its
     /// subscriptions with it) or the application was unregistered.
-    public func resetNotifying() { setNotifying(false) }
+    public func resetNotifying() {
+        let socket = notifyState.withLock { s -> AcquiredNotifySocket? in
+            defer { s.socket = nil }
+            if let socket = s.socket { s.droppedBefore += socket.dropped.load(ordering: .relaxed) }
+            return s.socket
+        }
+        socket?.close()
+        setNotifying(false)
+    }
 
     // MARK: Export
 
@@ -139,6 +220,10 @@ public final class LocalGattCharacteristic: Sendable {
         let canNotify = flags.contains { $0 == "notify" || $0 == "indicate" || $0.hasSuffix("-notify") || $0.hasSuffix("-indicate") }
         let notSupported: @Sendable (MethodCall, Responder) -> Void = { _, r in
             r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+        }
+        var acquired: [DBusProperty] = []
+        if canNotify && acquireNotify {
+            acquired.append(DBusProperty("NotifyAcquired", type: .bool, value: .bool(isNotifyAcquired)))
         }
         return DBusInterface(
             name: Self.interface,
@@ -155,7 +240,12 @@ public final class LocalGattCharacteristic: Sendable {
                     r.succeed()
                 },
                 DBusMethod("Confirm") { _, r in r.succeed() },
-                DBusMethod("AcquireNotify", input: "a{sv}", output: "hq", handler: notSupported),
+                DBusMethod("AcquireNotify", input: "a{sv}", output: "hq") { [weak self, acquireNotify] call, r in
+                    guard canNotify, acquireNotify, let self else {
+                        return r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+                    }
+                    self.acquireNotify(call, r)
+                },
                 DBusMethod("AcquireWrite", input: "a{sv}", output: "hq", handler: notSupported),
             ],
             properties: [
@@ -164,6 +254,6 @@ public final class LocalGattCharacteristic: Sendable {
                 DBusProperty("Flags", type: .array(.string), value: flags.dbusValue),
                 DBusProperty("Notifying", type: .bool, value: .bool(isNotifying)),
                 DBusProperty("Value", type: .array(.byte), value: value.dbusValue),
-            ])
+            ] + acquired)
     }
 }

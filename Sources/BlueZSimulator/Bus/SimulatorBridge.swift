@@ -2,6 +2,7 @@
 // advertisements, made from the connection that owns `org.bluez` (as bluetoothd does).
 
 import DBus
+import Glibc
 
 // MARK: - SimulatorBridge
 
@@ -62,6 +63,25 @@ final class SimulatorBridge: ApplicationBridge, @unchecked Sendable {
                member: enabled ? "StartNotify" : "StopNotify", timeout: Self.timeout) { _ in }
     }
 
+    func acquireNotify(owner: String, path: String, options o: ServerRequestOptions,
+                       _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
+        guard let c = simulator?.connection, let p = try? ObjectPath(path) else { return done(.failure(.failed("no bus"))) }
+        c.call(destination: owner, path: p, interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify",
+               arguments: [options(o)], timeout: Self.timeout) { result in
+            switch result {
+            case .success(let m):
+                // The reply's descriptor closes with the message: keep a duplicate.
+                guard case .unixFD(let fd)? = m.body.first?.unwrapped else {
+                    return done(.failure(.failed("AcquireNotify replied \(m.signature)")))
+                }
+                let kept = fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 0)
+                guard kept >= 0 else { return done(.failure(.failed("dup: errno \(errno)"))) }
+                done(.success(kept))
+            case .failure(let e): done(.failure(Self.reply(e)))
+            }
+        }
+    }
+
     func releaseAdvertisement(owner: String, path: String) {
         guard let c = simulator?.connection, let p = try? ObjectPath(path) else { return }
         c.call(destination: owner, path: p, interface: "org.bluez.LEAdvertisement1", member: "Release", timeout: Self.timeout) { _ in }
@@ -113,7 +133,8 @@ extension BlueZSimulator {
             }
             if let c = ifaces["org.bluez.GattCharacteristic1"], let uuid = string(c["UUID"]).flatMap(BluetoothUUID.normalize),
                case .objectPath(let parent)? = c["Service"] {
-                chars.append(.init(path: p.rawValue, uuid: uuid, flags: strings(c["Flags"]) ?? [], parent: parent.rawValue))
+                chars.append(.init(path: p.rawValue, uuid: uuid, flags: strings(c["Flags"]) ?? [], parent: parent.rawValue,
+                                   notifyAcquired: c["NotifyAcquired"] != nil))
             }
             if let d = ifaces["org.bluez.GattDescriptor1"], let uuid = string(d["UUID"]).flatMap(BluetoothUUID.normalize),
                case .objectPath(let parent)? = d["Characteristic"] {

@@ -21,8 +21,15 @@ final class AcquiredSocket {
         guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
             throw .failed(String(cString: strerror(errno)))
         }
-        let socket = AcquiredSocket(fd: fds[0])
-        let source = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: queue)
+        return (adopt(fds[0], queue: queue, onDatagram: onDatagram, onClose: onClose), fds[1])
+    }
+
+    /// Reads `fd` (owned from now on: closed with the socket): an application's end handed over
+    /// by its `AcquireNotify` reply, as bluetoothd reads it.
+    static func adopt(_ fd: Int32, queue: DispatchQueue, onDatagram: @escaping ([UInt8]) -> Void,
+                      onClose: @escaping () -> Void) -> AcquiredSocket {
+        let socket = AcquiredSocket(fd: fd)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [weak socket] in
             guard let socket, !socket.closed else { return }
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -34,11 +41,10 @@ final class AcquiredSocket {
                 onClose()
             }
         }
-        let fd = fds[0]
         source.setCancelHandler { _ = Glibc.close(fd) }
         source.resume()
         socket.source = source
-        return (socket, fds[1])
+        return socket
     }
 
     private init(fd: Int32) { self.fd = fd }

@@ -1,6 +1,8 @@
 // AdapterPeer: the virtual radio. An adapter with a registered advertisement and GATT
 // application, seen from the other adapters as a remote peripheral.
 
+import Glibc
+
 // MARK: - AdapterPeer
 
 /// The peripheral side of the virtual radio: adapter `index` advertising what clients registered
@@ -16,6 +18,10 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
     private var sources: [UInt16: (owner: String, path: String)] = [:]
     /// Value handles with at least one subscribed central, and how many.
     private var subscribers: [UInt16: Int] = [:]
+    /// Value handles whose characteristic exports `NotifyAcquired`.
+    private var acquirable: Set<UInt16> = []
+    /// The sockets characteristics handed over by `AcquireNotify`, by value handle, with their source.
+    private var acquired: [UInt16: (socket: AcquiredSocket, owner: String, path: String)] = [:]
 
     init(index: Int, core: SimulatorCore) {
         self.index = index
@@ -48,14 +54,28 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         let apps = a.applications.values.sorted { ($0.owner, $0.root) < ($1.owner, $1.root) }
         database = GattDatabase(layout: apps.flatMap(\.layout))
         sources.removeAll()
+        acquirable.removeAll()
+        let notifyAcquired = Set(apps.flatMap { app in app.characteristics.filter(\.notifyAcquired).map(\.path) })
         let owners = Dictionary(apps.flatMap { app in
             (app.services + app.characteristics + app.descriptors).map { ($0.path, app.owner) }
         }, uniquingKeysWith: { a, _ in a })
         for s in database.services {
             for c in s.characteristics {
-                if let p = c.source, let o = owners[p] { sources[c.valueHandle] = (o, p) }
+                if let p = c.source, let o = owners[p] {
+                    sources[c.valueHandle] = (o, p)
+                    if notifyAcquired.contains(p) { acquirable.insert(c.valueHandle) }
+                }
                 for d in c.descriptors { if let p = d.source, let o = owners[p] { sources[d.handle] = (o, p) } }
             }
+        }
+        closeStaleSockets()
+    }
+
+    /// An application went or moved: its acquired sockets close (as bluetoothd drops them).
+    private func closeStaleSockets() {
+        for (vh, entry) in acquired where sources[vh].map({ $0.owner != entry.owner || $0.path != entry.path }) ?? true {
+            entry.socket.close()
+            acquired[vh] = nil
         }
     }
 
@@ -109,7 +129,58 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         let before = subscribers[valueHandle, default: 0]
         let after = max(0, before + (enabled ? 1 : -1))
         subscribers[valueHandle] = after
-        if (before == 0) != (after == 0) { core.bridge?.setNotifying(owner: owner, path: path, enabled: after > 0) }
+        if before == 0 && after > 0 { startNotifying(valueHandle, owner: owner, path: path, central: central) }
+        if before > 0 && after == 0 { stopNotifying(valueHandle, owner: owner, path: path) }
+    }
+
+    /// The first central subscribed: `AcquireNotify` when the characteristic offers it (its
+    /// socket's datagrams are notified as its `Value` changes are), else `StartNotify`; a failed
+    /// `AcquireNotify` falls back to `StartNotify`, as bluetoothd does.
+    private func startNotifying(_ vh: UInt16, owner: String, path: String, central: CentralContext) {
+        guard let bridge = core.bridge else { return }
+        guard acquirable.contains(vh) else { return bridge.setNotifying(owner: owner, path: path, enabled: true) }
+        let queue = core.queue
+        bridge.acquireNotify(owner: owner, path: path, options: options(central, offset: 0, type: nil)) { [weak self] result in
+            queue.async { [weak self] in
+                guard let peer = self else {
+                    if case .success(let fd) = result { _ = Glibc.close(fd) }
+                    return
+                }
+                peer.acquireNotifyReplied(result, vh, owner: owner, path: path)
+            }
+        }
+    }
+
+    private func acquireNotifyReplied(_ result: Result<Int32, BlueZErrorReply>, _ vh: UInt16, owner: String, path: String) {
+        switch result {
+        case .success(let fd):
+            // Unsubscribed (or moved) while the call was out: close at once.
+            guard subscribers[vh, default: 0] > 0, sources[vh].map({ $0.owner == owner && $0.path == path }) ?? false else {
+                _ = Glibc.close(fd)
+                return
+            }
+            let core = self.core
+            let socket = AcquiredSocket.adopt(fd, queue: core.queue, onDatagram: { value in
+                core.applicationValueChanged(owner: owner, path: path, value: value)
+            }, onClose: { [weak self] in
+                // The application closed its end: notifications through it are over.
+                self?.acquired[vh] = nil
+            })
+            acquired[vh]?.socket.close()
+            acquired[vh] = (socket, owner, path)
+        case .failure:
+            if subscribers[vh, default: 0] > 0 { core.bridge?.setNotifying(owner: owner, path: path, enabled: true) }
+        }
+    }
+
+    /// The last central unsubscribed: the acquired socket closes (the application sees end of
+    /// file), else `StopNotify`.
+    private func stopNotifying(_ vh: UInt16, owner: String, path: String) {
+        if let entry = acquired.removeValue(forKey: vh) {
+            entry.socket.close()
+        } else {
+            core.bridge?.setNotifying(owner: owner, path: path, enabled: false)
+        }
     }
 
     /// The central's Device1 under this adapter: created on connect, Connected follows the link.
@@ -128,7 +199,7 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         core.store.set(device.path, "org.bluez.Device1", "Connected", .bool(connected))
         if !connected {
             for (vh, n) in subscribers where n > 0 {
-                if let (owner, path) = sources[vh] { core.bridge?.setNotifying(owner: owner, path: path, enabled: false) }
+                if let (owner, path) = sources[vh] { stopNotifying(vh, owner: owner, path: path) }
             }
             subscribers.removeAll()
         }

@@ -47,14 +47,19 @@ public struct LocalApplication: Sendable {
         public var primary: Bool
         /// Parent object path (Service for characteristics, Characteristic for descriptors).
         public var parent: String?
+        /// The characteristic exports `NotifyAcquired`: the simulator, as bluetoothd, asks it for
+        /// a socket (`AcquireNotify`) when the first central subscribes.
+        public var notifyAcquired: Bool
 
         /// An attribute.
-        public init(path: String, uuid: String, flags: [String] = [], primary: Bool = true, parent: String? = nil) {
+        public init(path: String, uuid: String, flags: [String] = [], primary: Bool = true, parent: String? = nil,
+                    notifyAcquired: Bool = false) {
             self.path = path
             self.uuid = uuid
             self.flags = flags
             self.primary = primary
             self.parent = parent
+            self.notifyAcquired = notifyAcquired
         }
     }
 
@@ -105,6 +110,14 @@ public struct ServerRequestOptions: Sendable, Equatable {
     public var type: String?
 }
 
+extension ApplicationBridge {
+    /// Answers `NotSupported`: a bridge without sockets (the simulator then calls `StartNotify`).
+    public func acquireNotify(owner: String, path: String, options: ServerRequestOptions,
+                              _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
+        done(.failure(BlueZErrorReply(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")))
+    }
+}
+
 /// How the simulator reaches registered applications and advertisements on the bus.
 /// The D-Bus face implements it; calls are made from the connection that owns `org.bluez`.
 public protocol ApplicationBridge: AnyObject, Sendable {
@@ -116,6 +129,10 @@ public protocol ApplicationBridge: AnyObject, Sendable {
                     _ done: @escaping @Sendable (Result<Void, BlueZErrorReply>) -> Void)
     /// Calls `StartNotify()` or `StopNotify()` on a characteristic (reply ignored).
     func setNotifying(owner: String, path: String, enabled: Bool)
+    /// Calls `AcquireNotify(a{sv})` on a characteristic; `done` gets the application's end of the
+    /// socket (a descriptor the callee owns from then on) or the error.
+    func acquireNotify(owner: String, path: String, options: ServerRequestOptions,
+                       _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void)
     /// Calls `org.bluez.LEAdvertisement1.Release()` (reply ignored).
     func releaseAdvertisement(owner: String, path: String)
 }

@@ -1,0 +1,50 @@
+// The peripheral role's notification socket: bluetoothd (here the simulator) acquires it when a
+// central subscribes, values leave through it, and it closes when the last central unsubscribes.
+import BlueCapKit
+import BlueZSimulator
+import Foundation
+import Futures
+import Testing
+import TestSupport
+
+@Suite("Server notification socket (AcquireNotify on our characteristics)", .serialized, .timeLimit(.minutes(1)))
+struct ServerNotifySocketTests {
+    typealias World = NotificationOrderTests.World
+
+    /// Waits until `local.isNotifying` is `on`, following its subscription events.
+    func waitNotifying(_ local: MutableCharacteristic, _ on: Bool) async throws {
+        let events = Collector<SubscriptionEvent>()
+        local.whenSubscriptionChanges().onSuccess(context: .immediate) { events.append($0) }
+        while local.isNotifying != on {
+            try await events.wait(for: events.items.count + 1, timeout: .seconds(10))
+        }
+    }
+
+    @Test("a subscription acquires the socket; values arrive through it in order; unsubscribing closes it; a new subscription acquires another",
+          arguments: [NotificationOrderTests.socketUUID, NotificationOrderTests.signalUUID])
+    func socketFollowsSubscriptions(uuid: BLEUUID) async throws {
+        let world = try await World()
+        defer { Task { await world.stop() } }
+        let local = try need(world.service.characteristic(uuid), "local characteristic")
+        let remote = try need(world.remote.characteristic(uuid), "remote characteristic")
+        #expect(!local.isNotifyAcquired && !local.isNotifying)
+
+        for round in 1...2 {
+            let got = Collector<UInt8>()
+            remote.receiveNotificationUpdates().onSuccess(context: .immediate) { update in
+                if let byte = update.data?.first { got.append(byte) }
+            }
+            _ = try await within(remote.startNotifying(), "startNotifying (round \(round))")
+            try await waitNotifying(local, true)
+            #expect(local.isNotifyAcquired, "round \(round): notifications should go through the acquired socket")
+            for n in UInt8(1)...10 { #expect(local.updateValue(withData: Data([n]))) }
+            #expect(try await got.wait(for: 10, timeout: .seconds(10)) == Array(1...10))
+            #expect(local.droppedNotificationCount == 0)
+
+            _ = try await within(remote.stopNotifying(), "stopNotifying (round \(round))")
+            try await waitNotifying(local, false)
+            #expect(!local.isNotifyAcquired, "round \(round): the socket should close with the last subscription")
+            #expect(!local.updateValue(withData: Data([99])), "nobody subscribed: nothing is sent")
+        }
+    }
+}
