@@ -47,4 +47,22 @@ struct ServerNotifySocketTests {
             #expect(!local.updateValue(withData: Data([99])), "nobody subscribed: nothing is sent")
         }
     }
+
+    @Test("a characteristic that does not offer the socket notifies through PropertiesChanged")
+    func optOutUsesPropertiesChanged() async throws {
+        let uuid: BLEUUID = "0000FEE5-0000-1000-8000-00805F9B34FB"
+        let characteristic = MutableCharacteristic(uuid: uuid, properties: [.read, .notify], permissions: [.readable], value: Data([0]))
+        characteristic.offersNotifySocket = false
+        let service = MutableService(uuid: NotificationOrderTests.serviceUUID, characteristics: [characteristic])
+        let rig = try await PeripheralRig.start(serving: service, advertisingAs: "NoSocket")
+        defer { Task { await rig.stop() } }
+        let remote = try need(try await rig.connectService().characteristic(uuid), "remote characteristic")
+        let got = Collector<UInt8>()
+        remote.receiveNotificationUpdates().onSuccess(context: .immediate) { if let b = $0.data?.first { got.append(b) } }
+        _ = try await within(remote.startNotifying(), "startNotifying")
+        try await waitNotifying(characteristic, true)
+        #expect(!characteristic.isNotifyAcquired)
+        for n in UInt8(1)...5 { #expect(characteristic.updateValue(withData: Data([n]))) }
+        #expect(try await got.wait(for: 5, timeout: .seconds(10)) == Array(1...5))
+    }
 }

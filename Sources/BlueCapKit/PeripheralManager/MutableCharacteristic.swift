@@ -121,6 +121,14 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
     /// subscribes) rather than as D-Bus messages. Nothing changes for the app either way.
     public var isNotifyAcquired: Bool { local.isNotifyAcquired }
 
+    /// Whether bluetoothd is offered the notification socket (`NotifyAcquired`; true by default).
+    /// Set it before the service is added: bluetoothd reads it when the application registers.
+    /// False keeps every notification a `PropertiesChanged(Value)` message.
+    public var offersNotifySocket: Bool {
+        get { local.acquireNotify }
+        set { local.acquireNotify = newValue }
+    }
+
     /// Values ``updateValue(withData:)`` dropped because the acquired socket's buffer was full
     /// (bluetoothd not keeping up); each such call returned false.
     public var droppedNotificationCount: Int { local.droppedNotificationCount }

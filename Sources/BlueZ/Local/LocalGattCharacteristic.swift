@@ -43,8 +43,13 @@ public final class LocalGattCharacteristic: Sendable {
         /// Values the socket refused (its buffer full), over every socket.
         var droppedBefore = 0
     }
-    /// Whether bluetoothd is offered `AcquireNotify` (`NotifyAcquired` exported).
-    public let acquireNotify: Bool
+    /// Whether bluetoothd is offered `AcquireNotify` (`NotifyAcquired` exported). Read when the
+    /// application is exported: set it before registering.
+    public var acquireNotify: Bool {
+        get { offersSocket.withLock { $0 } }
+        set { offersSocket.withLock { $0 = newValue } }
+    }
+    private let offersSocket: Locked<Bool>
     // Sendable through this lock; the callback is copied out and called after unlocking.
     private let notifyState = Locked(NotifyState())
 
@@ -56,7 +61,7 @@ public final class LocalGattCharacteristic: Sendable {
                 requestTimeout: Duration = .seconds(10), readable: Bool = true, writable: Bool = true,
                 descriptors: [LocalGattDescriptor] = [], acquireNotify: Bool = true) {
         self.uuid = uuid.lowercased()
-        self.acquireNotify = acquireNotify
+        offersSocket = Locked(acquireNotify)
         self.flags = flags
         self.descriptors = descriptors
         attribute = LocalAttribute(interface: Self.interface, canRead: readable && LocalAttribute.allowsRead(flags),
@@ -153,7 +158,7 @@ public final class LocalGattCharacteristic: Sendable {
 
     /// `AcquireNotify(a{sv})`: a socket pair; bluetoothd gets one end and the MTU back, and the
     /// characteristic notifies through the other.
-    private func acquireNotify(_ call: MethodCall, _ r: Responder) {
+    private func handleAcquireNotify(_ call: MethodCall, _ r: Responder) {
         let options: GattRequestOptions
         do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
             return r.fail(name: "org.bluez.Error.InvalidArguments", message: error.message)
@@ -222,6 +227,7 @@ public final class LocalGattCharacteristic: Sendable {
             r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
         var acquired: [DBusProperty] = []
+        let acquireNotify = self.acquireNotify
         if canNotify && acquireNotify {
             acquired.append(DBusProperty("NotifyAcquired", type: .bool, value: .bool(isNotifyAcquired)))
         }
@@ -244,7 +250,7 @@ public final class LocalGattCharacteristic: Sendable {
                     guard canNotify, acquireNotify, let self else {
                         return r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
                     }
-                    self.acquireNotify(call, r)
+                    self.handleAcquireNotify(call, r)
                 },
                 DBusMethod("AcquireWrite", input: "a{sv}", output: "hq", handler: notSupported),
             ],
