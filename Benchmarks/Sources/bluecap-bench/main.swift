@@ -8,6 +8,9 @@
 //   bluecap-bench futures-op NAME COUNT
 //                                one futures workload (complete, map, flatmap, stream,
 //                                continuation, asyncstream) run once, for instruction counting.
+//   bluecap-bench server-notify [count] [rounds]
+//                                the peripheral role's notifications through the acquired socket
+//                                against PropertiesChanged, on the simulator (ServerNotifyBench.swift).
 //   bluecap-bench client <workload> --variant futurestream|async|acquire ...
 //                                the BlueCapKit peer of Benchmarks/harness (Client.swift).
 import CDBus
@@ -99,6 +102,12 @@ case "futures-op":
         print("usage: bluecap-bench futures-op complete|map|flatmap|stream|continuation|asyncstream COUNT")
         exit(2)
     }
+case "server-notify":
+    let rest = Array(args.dropFirst())
+    do { try await serverNotifyBench(count: rest.first.flatMap(Int.init) ?? 5_000, rounds: rest.dropFirst().first.flatMap(Int.init) ?? 3) } catch {
+        FileHandle.standardError.write(Data("bluecap-bench server-notify: \(error)\n".utf8))
+        exit(1)
+    }
 case "client":
     do { try await runClient(args.dropFirst()) } catch {
         FileHandle.standardError.write(Data("bluecap-bench client: \(error)\n".utf8))
@@ -106,6 +115,6 @@ case "client":
     }
     exit(0)
 default:
-    print("usage: bluecap-bench ping [count] | futures [--runs N] [--elements N] | futures-op NAME COUNT | client <workload> --variant V [options]")
+    print("usage: bluecap-bench ping [count] | futures [--runs N] [--elements N] | futures-op NAME COUNT | server-notify [count] [rounds] | client <workload> --variant V [options]")
     exit(args.isEmpty ? 0 : 2)
 }
