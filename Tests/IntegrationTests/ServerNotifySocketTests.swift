@@ -65,4 +65,28 @@ struct ServerNotifySocketTests {
         for n in UInt8(1)...5 { #expect(characteristic.updateValue(withData: Data([n]))) }
         #expect(try await got.wait(for: 5, timeout: .seconds(10)) == Array(1...5))
     }
+
+    @Test("with acceptsWriteSocket, writes without response arrive through the socket bluetoothd acquired, in order, as requests from the central")
+    func writesThroughSocket() async throws {
+        let uuid: BLEUUID = "0000FEE6-0000-1000-8000-00805F9B34FB"
+        let characteristic = MutableCharacteristic(uuid: uuid, properties: [.writeWithoutResponse], permissions: [.writeable], value: Data())
+        characteristic.acceptsWriteSocket = true
+        let service = MutableService(uuid: NotificationOrderTests.serviceUUID, characteristics: [characteristic])
+        let rig = try await PeripheralRig.start(serving: service, advertisingAs: "WriteSocket")
+        defer { Task { await rig.stop() } }
+        let requests = Collector<(UInt8, String?)>()
+        characteristic.startRespondingToWriteRequests(capacity: 100).onSuccess(context: .immediate) { request, central in
+            characteristic.respondToRequest(request, withResult: .success)  // stores the value (bluetoothd acknowledged already)
+            requests.append((request.value?.first ?? 0, central.address))
+        }
+        let remote = try need(try await rig.connectService().characteristic(uuid), "remote characteristic")
+        #expect(!characteristic.isWriteAcquired)
+        for n in UInt8(1)...20 { _ = try await within(remote.write(data: Data([n]), type: .withoutResponse), "write \(n)") }
+        let got = try await requests.wait(for: 20, timeout: .seconds(10))
+        #expect(got.map(\.0) == Array(1...20))
+        let centrals = Set(got.map(\.1))
+        #expect(centrals.count == 1 && centrals.first! != nil, "every write attributed to the one central: \(centrals)")
+        #expect(characteristic.isWriteAcquired)
+        #expect(characteristic.value == Data([20]))
+    }
 }

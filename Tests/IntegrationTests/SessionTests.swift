@@ -97,8 +97,15 @@ struct SessionTests {
         let advertising = collect(g.server.whenAdvertisingChanges())
         let adapterEvents = Collector<String>()
         g.adapters.whenAdaptersChange().onFinish(context: .immediate) { adapterEvents.append("finished") }
+        // The bus daemon drops the name when it sees the connection close, after close() returns.
+        let released = Collector<String>()
+        let watch = probe.subscribe(rule: MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                    member: "NameOwnerChanged", arg0: name)) { _ in released.append(name) }
+        defer { watch.cancel() }
+        try await watch.established()
 
         try await session.close().value
+        _ = try await released.wait(for: 1, timeout: .seconds(10))
 
         #expect(!session.isOpen && session.unavailableReason == "the BluetoothSession was closed")
         #expect(g.central.state == .unsupported && !g.central.isScanning)

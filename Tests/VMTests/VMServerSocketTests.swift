@@ -93,5 +93,51 @@ extension RealBlueZTests {
                 _ = try await c.events.wait(for: 2, timeout: .seconds(30))
             }
         }
+    
+        static let writeUUID = BLEUUID("0000FEF3-0000-1000-8000-00805F9B34FB")
+
+        @Test("with acceptsWriteSocket, 200 numbered writes without response reach the peripheral's app through the socket bluetoothd acquired, in order",
+              .timeLimit(.minutes(5)))
+        func writesThroughSocket() async throws {
+            try await Pair.with { pair in
+                let local = MutableCharacteristic(uuid: Self.writeUUID, properties: [.writeWithoutResponse], permissions: [.writeable], value: Data())
+                local.acceptsWriteSocket = true
+                try await pair.peripheral.add(MutableService(uuid: Self.serviceUUID, characteristics: [local])).value
+                let got = Collector<UInt32>()
+                local.startRespondingToWriteRequests(capacity: 300).onSuccess(context: .immediate) { request, _ in
+                    local.respondToRequest(request, withResult: .success)
+                    guard let d = request.value, d.count == 4 else { return }
+                    got.append(d.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+                }
+
+                let p = try await pair.discover()
+                let c = pair.connect(p)
+                #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
+                _ = try await p.discoverServices([Self.serviceUUID], timeout: .seconds(30)).value
+                let service = try #require(p.service(Self.serviceUUID))
+                _ = try await service.discoverCharacteristics(timeout: .seconds(10)).value
+                let remote = try #require(service.characteristic(Self.writeUUID))
+                // The first write alone: bluetoothd keeps writes that arrive while its AcquireWrite
+                // call is out as pointers into its receive buffer, so a second write in that window
+                // overwrites the first one's bytes (5.66 and 5.82 delivered [2, 2, 3, …]; README
+                // lesson 26). Then windows of 20: a write without response has no answer, and
+                // bluetoothd may drop what its socket cannot take.
+                _ = try await remote.write(data: withUnsafeBytes(of: UInt32(1).littleEndian) { Data($0) }, type: .withoutResponse).value
+                _ = try await got.wait(for: 1, timeout: .seconds(30))
+                var n: UInt32 = 1
+                while n < 200 {
+                    for _ in 0..<min(20, 200 - Int(n)) {
+                        n += 1
+                        _ = try await remote.write(data: withUnsafeBytes(of: n.littleEndian) { Data($0) }, type: .withoutResponse).value
+                    }
+                    _ = try await got.wait(for: Int(n), timeout: .seconds(30))
+                }
+                #expect(got.items == Array(1...200))
+                #expect(local.isWriteAcquired, "bluetoothd called AcquireWrite on the peripheral's characteristic")
+                print("vm server write socket, BlueZ \(VM.bluezVersion): 200 writes without response through AcquireWrite, in order")
+                p.disconnect()
+                _ = try await c.events.wait(for: 2, timeout: .seconds(30))
+            }
+        }
     }
 }

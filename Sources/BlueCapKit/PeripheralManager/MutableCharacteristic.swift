@@ -129,6 +129,22 @@ public final class MutableCharacteristic: Sendable, CustomStringConvertible {
         set { local.acquireNotify = newValue }
     }
 
+    /// Whether bluetoothd is offered a socket for writes without response (`WriteAcquired`,
+    /// `org.bluez.GattCharacteristic1.AcquireWrite`); false by default. Set it before the service
+    /// is added. Writes then still arrive as requests, but bluetoothd has acknowledged each one
+    /// already (answering one changes nothing), and all centrals share the socket: every write
+    /// is attributed to the central whose first write made bluetoothd acquire it. And bluetoothd
+    /// (5.55 to 5.82) can corrupt the writes that arrive while it acquires the socket: it keeps
+    /// them as pointers into a buffer the next write reuses. Leave it off when the app must
+    /// refuse writes, tell centrals apart, or cannot lose the first writes of a burst.
+    public var acceptsWriteSocket: Bool {
+        get { local.acquireWrite }
+        set { local.acquireWrite = newValue }
+    }
+
+    /// Whether writes arrive through a socket bluetoothd acquired (`AcquireWrite`).
+    public var isWriteAcquired: Bool { local.isWriteAcquired }
+
     /// Values ``updateValue(withData:)`` dropped because the acquired socket's buffer was full
     /// (bluetoothd not keeping up); each such call returned false.
     public var droppedNotificationCount: Int { local.droppedNotificationCount }

@@ -128,6 +128,29 @@ final class LocalAttribute: Sendable {
         handler(request)
     }
 
+    /// A value a central wrote without response that arrived on the socket bluetoothd acquired
+    /// (`AcquireWrite`): checked and handed to the write handler as a `WriteValue` would be,
+    /// with `options` (the device of the `AcquireWrite` call). Nothing is answered: bluetoothd
+    /// acknowledged it already. Returns false when the value was refused by the checks.
+    @discardableResult
+    func socketWrite(_ bytes: Data, options: GattRequestOptions, path: ObjectPath) -> Bool {
+        guard canWrite, bytes.count <= maxLength else { return false }
+        let (handler, timeout, unanswered, clock) = state.withLock {
+            ($0.writeHandler, $0.requestTimeout, $0.unansweredHandler, $0.clock)
+        }
+        guard let handler else {
+            store(bytes, at: 0)
+            return true
+        }
+        let request = GattServerRequest(operation: .write(bytes), attribute: path, options: options,
+                                        onUnanswered: unanswered) { [self] result in
+            if case .success = result { store(bytes, at: 0) }
+        }
+        request.arm(timeout: timeout, clock: clock)
+        handler(request)
+        return true
+    }
+
     /// Replaces the bytes from `offset` on with `bytes` (the value is cut at `offset` first).
     private func store(_ bytes: Data, at offset: Int) {
         state.withLock { s in

@@ -17,10 +17,14 @@ import Timing
 /// A notifying characteristic also exports `NotifyAcquired` (unless `acquireNotify` is false), so
 /// bluetoothd asks for a socket instead (`AcquireNotify`, when the first central subscribes):
 /// ``notify(_:)`` then writes each value to that socket (one datagram, no D-Bus message) until
-/// bluetoothd closes it (the last central unsubscribed or went). `AcquireWrite` is answered
-/// `org.bluez.Error.NotSupported` (`WriteAcquired` is not exported: bluetoothd would acknowledge
-/// every write on the socket itself, so the application could neither refuse one nor tell
-/// which central sent it).
+/// bluetoothd closes it (the last central unsubscribed or went).
+///
+/// With ``acquireWrite`` set (off by default), a characteristic that takes writes without
+/// response also exports `WriteAcquired`, and bluetoothd hands it the writes on a socket
+/// (`AcquireWrite`, at the first one): each datagram goes to the write handler as a `WriteValue`
+/// would, attributed to the device named in the `AcquireWrite` call. bluetoothd acknowledges
+/// them itself and shares the socket among all centrals: the application can refuse none, and
+/// with several centrals writing it cannot tell them apart.
 public final class LocalGattCharacteristic: Sendable {
     /// The interface name.
     public static let interface = "org.bluez.GattCharacteristic1"
@@ -39,7 +43,7 @@ public final class LocalGattCharacteristic: Sendable {
         var notifying = false
         var onChange: (@Sendable (Bool) -> Void)?
         /// The socket bluetoothd acquired for notifications, while open.
-        var socket: AcquiredNotifySocket?
+        var socket: AcquiredServerSocket?
         /// Values the socket refused (its buffer full), over every socket.
         var droppedBefore = 0
     }
@@ -50,6 +54,19 @@ public final class LocalGattCharacteristic: Sendable {
         set { offersSocket.withLock { $0 = newValue } }
     }
     private let offersSocket: Locked<Bool>
+
+    /// Whether bluetoothd is offered `AcquireWrite` (`WriteAcquired` exported) for writes without
+    /// response; false by default. Read when the application is exported: set it before registering.
+    public var acquireWrite: Bool {
+        get { writeSocket.withLock { $0.offered } }
+        set { writeSocket.withLock { $0.offered = newValue } }
+    }
+    private struct WriteSocketState {
+        var offered = false
+        var socket: AcquiredServerSocket?
+    }
+    // Sendable through this lock.
+    private let writeSocket = Locked(WriteSocketState())
     // Sendable through this lock; the callback is copied out and called after unlocking.
     private let notifyState = Locked(NotifyState())
 
@@ -167,13 +184,13 @@ public final class LocalGattCharacteristic: Sendable {
         if notifyState.withLock({ $0.socket?.isOpen ?? false }) {
             return r.fail(name: "org.bluez.Error.NotPermitted", message: "Notify already acquired")
         }
-        let made: (AcquiredNotifySocket, FileDescriptor)
+        let made: (AcquiredServerSocket, FileDescriptor)
         do {
-            made = try AcquiredNotifySocket.make(mtu: mtu) { [weak self] in self?.notifySocketEnded() }
+            made = try AcquiredServerSocket.make(mtu: mtu) { [weak self] in self?.notifySocketEnded() }
         } catch {
             return r.fail(name: "org.bluez.Error.Failed", message: error.message)
         }
-        let previous = notifyState.withLock { s -> AcquiredNotifySocket? in
+        let previous = notifyState.withLock { s -> AcquiredServerSocket? in
             defer { s.socket = made.0 }
             return s.socket
         }
@@ -181,6 +198,45 @@ public final class LocalGattCharacteristic: Sendable {
         r.succeed([.unixFD(made.1), .uint16(mtu)])
         try? attribute.exportHandle?.setProperty("NotifyAcquired", .bool(true), interface: Self.interface)
         setNotifying(true)
+    }
+
+    /// Whether writes arrive through a socket bluetoothd acquired (`AcquireWrite`).
+    public var isWriteAcquired: Bool { writeSocket.withLock { $0.socket?.isOpen ?? false } }
+
+    /// `AcquireWrite(a{sv})`: a socket pair; bluetoothd writes each value a central wrote without
+    /// response to its end, and the characteristic hands them to the write handler.
+    private func handleAcquireWrite(_ call: MethodCall, _ r: Responder) {
+        let options: GattRequestOptions
+        do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
+            return r.fail(name: "org.bluez.Error.InvalidArguments", message: error.message)
+        }
+        if writeSocket.withLock({ $0.socket?.isOpen ?? false }) {
+            return r.fail(name: "org.bluez.Error.NotPermitted", message: "Write already acquired")
+        }
+        let mtu = UInt16(clamping: max(23, options.mtu ?? 23))
+        let path = call.path ?? .root
+        let writeOptions = GattRequestOptions(offset: 0, mtu: options.mtu, device: options.device, link: options.link, writeType: .command)
+        let made: (AcquiredServerSocket, FileDescriptor)
+        do {
+            made = try AcquiredServerSocket.make(mtu: mtu, onDatagram: { [attribute] bytes in
+                attribute.socketWrite(Data(bytes), options: writeOptions, path: path)
+            }, onClose: { [weak self] in self?.writeSocketEnded() })
+        } catch {
+            return r.fail(name: "org.bluez.Error.Failed", message: error.message)
+        }
+        writeSocket.withLock { $0.socket = made.0 }
+        r.succeed([.unixFD(made.1), .uint16(mtu)])
+        try? attribute.exportHandle?.setProperty("WriteAcquired", .bool(true), interface: Self.interface)
+    }
+
+    /// bluetoothd closed the write socket (the link went, or it gave up on it).
+    private func writeSocketEnded() {
+        let ended = writeSocket.withLock { s -> Bool in
+            guard let socket = s.socket, !socket.isOpen else { return false }
+            s.socket = nil
+            return true
+        }
+        if ended { try? attribute.exportHandle?.setProperty("WriteAcquired", .bool(false), interface: Self.interface) }
     }
 
     /// The acquired socket closed (bluetoothd's end, or a send found it gone): notifications stop.
@@ -207,10 +263,14 @@ public final class LocalGattCharacteristic: Sendable {
         callback?(on)
     }
 
-    /// Forgets the notifying state without a `StopNotify`: bluetoothd went away (its
-    /// subscriptions with it) or the application was unregistered.
+    /// Forgets the notifying state without a `StopNotify`, and closes the acquired sockets:
+    /// bluetoothd went away (its subscriptions with it) or the application was unregistered.
     public func resetNotifying() {
-        let socket = notifyState.withLock { s -> AcquiredNotifySocket? in
+        writeSocket.withLock { s -> AcquiredServerSocket? in
+            defer { s.socket = nil }
+            return s.socket
+        }?.close()
+        let socket = notifyState.withLock { s -> AcquiredServerSocket? in
             defer { s.socket = nil }
             if let socket = s.socket { s.droppedBefore += socket.dropped.load(ordering: .relaxed) }
             return s.socket
@@ -223,13 +283,14 @@ public final class LocalGattCharacteristic: Sendable {
 
     func dbusInterface(service: ObjectPath) -> DBusInterface {
         let canNotify = flags.contains { $0 == "notify" || $0 == "indicate" || $0.hasSuffix("-notify") || $0.hasSuffix("-indicate") }
-        let notSupported: @Sendable (MethodCall, Responder) -> Void = { _, r in
-            r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
-        }
         var acquired: [DBusProperty] = []
-        let acquireNotify = self.acquireNotify
+        let acquireNotify = self.acquireNotify, acquireWrite = self.acquireWrite
+        let canWriteCommand = flags.contains("write-without-response") && attribute.canWrite
         if canNotify && acquireNotify {
             acquired.append(DBusProperty("NotifyAcquired", type: .bool, value: .bool(isNotifyAcquired)))
+        }
+        if canWriteCommand && acquireWrite {
+            acquired.append(DBusProperty("WriteAcquired", type: .bool, value: .bool(isWriteAcquired)))
         }
         return DBusInterface(
             name: Self.interface,
@@ -252,7 +313,12 @@ public final class LocalGattCharacteristic: Sendable {
                     }
                     self.handleAcquireNotify(call, r)
                 },
-                DBusMethod("AcquireWrite", input: "a{sv}", output: "hq", handler: notSupported),
+                DBusMethod("AcquireWrite", input: "a{sv}", output: "hq") { [weak self, acquireWrite] call, r in
+                    guard canWriteCommand, acquireWrite, let self else {
+                        return r.fail(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+                    }
+                    self.handleAcquireWrite(call, r)
+                },
             ],
             properties: [
                 DBusProperty("UUID", type: .string, value: .string(uuid)),

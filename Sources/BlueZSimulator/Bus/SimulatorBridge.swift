@@ -65,14 +65,25 @@ final class SimulatorBridge: ApplicationBridge, @unchecked Sendable {
 
     func acquireNotify(owner: String, path: String, options o: ServerRequestOptions,
                        _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
+        acquire("AcquireNotify", owner: owner, path: path, options: o, done)
+    }
+
+    func acquireWrite(owner: String, path: String, options o: ServerRequestOptions,
+                      _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
+        acquire("AcquireWrite", owner: owner, path: path, options: o, done)
+    }
+
+    /// `AcquireNotify` or `AcquireWrite`: the reply's descriptor, duplicated (the message's own
+    /// closes with it).
+    private func acquire(_ member: String, owner: String, path: String, options o: ServerRequestOptions,
+                         _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
         guard let c = simulator?.connection, let p = try? ObjectPath(path) else { return done(.failure(.failed("no bus"))) }
-        c.call(destination: owner, path: p, interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify",
+        c.call(destination: owner, path: p, interface: "org.bluez.GattCharacteristic1", member: member,
                arguments: [options(o)], timeout: Self.timeout) { result in
             switch result {
             case .success(let m):
-                // The reply's descriptor closes with the message: keep a duplicate.
                 guard case .unixFD(let fd)? = m.body.first?.unwrapped else {
-                    return done(.failure(.failed("AcquireNotify replied \(m.signature)")))
+                    return done(.failure(.failed("\(member) replied \(m.signature)")))
                 }
                 let kept = fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 0)
                 guard kept >= 0 else { return done(.failure(.failed("dup: errno \(errno)"))) }
@@ -134,7 +145,7 @@ extension BlueZSimulator {
             if let c = ifaces["org.bluez.GattCharacteristic1"], let uuid = string(c["UUID"]).flatMap(BluetoothUUID.normalize),
                case .objectPath(let parent)? = c["Service"] {
                 chars.append(.init(path: p.rawValue, uuid: uuid, flags: strings(c["Flags"]) ?? [], parent: parent.rawValue,
-                                   notifyAcquired: c["NotifyAcquired"] != nil))
+                                   notifyAcquired: c["NotifyAcquired"] != nil, writeAcquired: c["WriteAcquired"] != nil))
             }
             if let d = ifaces["org.bluez.GattDescriptor1"], let uuid = string(d["UUID"]).flatMap(BluetoothUUID.normalize),
                case .objectPath(let parent)? = d["Characteristic"] {

@@ -22,6 +22,12 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
     private var acquirable: Set<UInt16> = []
     /// The sockets characteristics handed over by `AcquireNotify`, by value handle, with their source.
     private var acquired: [UInt16: (socket: AcquiredSocket, owner: String, path: String)] = [:]
+    /// Value handles whose characteristic exports `WriteAcquired`.
+    private var writeAcquirable: Set<UInt16> = []
+    /// The sockets characteristics handed over by `AcquireWrite`, by value handle.
+    private var writeSockets: [UInt16: (socket: AcquiredSocket, owner: String, path: String)] = [:]
+    /// Writes waiting for an `AcquireWrite` reply, by value handle.
+    private var pendingSocketWrites: [UInt16: [(value: [UInt8], done: (Result<Void, ATTError>) -> Void)]] = [:]
 
     init(index: Int, core: SimulatorCore) {
         self.index = index
@@ -55,7 +61,9 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         database = GattDatabase(layout: apps.flatMap(\.layout))
         sources.removeAll()
         acquirable.removeAll()
+        writeAcquirable.removeAll()
         let notifyAcquired = Set(apps.flatMap { app in app.characteristics.filter(\.notifyAcquired).map(\.path) })
+        let writeAcquired = Set(apps.flatMap { app in app.characteristics.filter(\.writeAcquired).map(\.path) })
         let owners = Dictionary(apps.flatMap { app in
             (app.services + app.characteristics + app.descriptors).map { ($0.path, app.owner) }
         }, uniquingKeysWith: { a, _ in a })
@@ -64,6 +72,7 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
                 if let p = c.source, let o = owners[p] {
                     sources[c.valueHandle] = (o, p)
                     if notifyAcquired.contains(p) { acquirable.insert(c.valueHandle) }
+                    if writeAcquired.contains(p) { writeAcquirable.insert(c.valueHandle) }
                 }
                 for d in c.descriptors { if let p = d.source, let o = owners[p] { sources[d.handle] = (o, p) } }
             }
@@ -76,6 +85,10 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         for (vh, entry) in acquired where sources[vh].map({ $0.owner != entry.owner || $0.path != entry.path }) ?? true {
             entry.socket.close()
             acquired[vh] = nil
+        }
+        for (vh, entry) in writeSockets where sources[vh].map({ $0.owner != entry.owner || $0.path != entry.path }) ?? true {
+            entry.socket.close()
+            writeSockets[vh] = nil
         }
     }
 
@@ -116,11 +129,61 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
     func write(_ target: AttributeTarget, value: [UInt8], offset: Int, type: String, central: CentralContext,
                _ done: @escaping (Result<Void, ATTError>) -> Void) {
         guard let (owner, path, iface) = route(target), let bridge = core.bridge else { return done(.failure(.unlikelyError)) }
+        if case .characteristic(let vh) = target, type == "command", writeAcquirable.contains(vh) {
+            return socketWrite(vh, owner: owner, path: path, value: value, central: central, done)
+        }
+        valueWrite(bridge, owner: owner, path: path, interface: iface, value: value, offset: offset, type: type, central: central, done)
+    }
+
+    /// `WriteValue` on the application's object.
+    private func valueWrite(_ bridge: any ApplicationBridge, owner: String, path: String, interface: String, value: [UInt8],
+                            offset: Int, type: String, central: CentralContext, _ done: @escaping (Result<Void, ATTError>) -> Void) {
         let queue = core.queue
         let reply = UncheckedBox(done)
-        bridge.writeValue(owner: owner, path: path, interface: iface, value: value,
+        bridge.writeValue(owner: owner, path: path, interface: interface, value: value,
                           options: options(central, offset: offset, type: type)) { result in
             queue.async { reply.value(result.mapError { ATTError.fromApplication($0, permissionError: .writeNotPermitted) }) }
+        }
+    }
+
+    /// A write without response to a characteristic exporting `WriteAcquired`, as bluetoothd
+    /// handles it: sent on the socket the application handed over, the first one after an
+    /// `AcquireWrite` (writes meanwhile wait); `WriteValue` when the application refuses it.
+    private func socketWrite(_ vh: UInt16, owner: String, path: String, value: [UInt8], central: CentralContext,
+                             _ done: @escaping (Result<Void, ATTError>) -> Void) {
+        if let entry = writeSockets[vh] { return done(entry.socket.send(value) ? .success(()) : .failure(.unlikelyError)) }
+        if pendingSocketWrites[vh] != nil { return pendingSocketWrites[vh]!.append((value, done)) }
+        pendingSocketWrites[vh] = [(value, done)]
+        guard let bridge = core.bridge else { return }
+        let queue = core.queue
+        bridge.acquireWrite(owner: owner, path: path, options: options(central, offset: 0, type: nil)) { [weak self] result in
+            queue.async { [weak self] in
+                guard let peer = self else {
+                    if case .success(let fd) = result { _ = Glibc.close(fd) }
+                    return
+                }
+                peer.acquireWriteReplied(result, vh, owner: owner, path: path, central: central)
+            }
+        }
+    }
+
+    private func acquireWriteReplied(_ result: Result<Int32, BlueZErrorReply>, _ vh: UInt16, owner: String, path: String,
+                                     central: CentralContext) {
+        let pending = pendingSocketWrites.removeValue(forKey: vh) ?? []
+        switch result {
+        case .success(let fd):
+            let socket = AcquiredSocket.adopt(fd, queue: core.queue, onDatagram: { _ in }, onClose: { [weak self] in
+                self?.writeSockets[vh] = nil
+            })
+            writeSockets[vh]?.socket.close()
+            writeSockets[vh] = (socket, owner, path)
+            for w in pending { w.done(socket.send(w.value) ? .success(()) : .failure(.unlikelyError)) }
+        case .failure:
+            guard let bridge = core.bridge else { return pending.forEach { $0.done(.failure(.unlikelyError)) } }
+            for w in pending {
+                valueWrite(bridge, owner: owner, path: path, interface: "org.bluez.GattCharacteristic1", value: w.value,
+                           offset: 0, type: "command", central: central, w.done)
+            }
         }
     }
 

@@ -50,16 +50,20 @@ public struct LocalApplication: Sendable {
         /// The characteristic exports `NotifyAcquired`: the simulator, as bluetoothd, asks it for
         /// a socket (`AcquireNotify`) when the first central subscribes.
         public var notifyAcquired: Bool
+        /// The characteristic exports `WriteAcquired`: the simulator asks it for a socket
+        /// (`AcquireWrite`) at the first write without response and sends such writes on it.
+        public var writeAcquired: Bool
 
         /// An attribute.
         public init(path: String, uuid: String, flags: [String] = [], primary: Bool = true, parent: String? = nil,
-                    notifyAcquired: Bool = false) {
+                    notifyAcquired: Bool = false, writeAcquired: Bool = false) {
             self.path = path
             self.uuid = uuid
             self.flags = flags
             self.primary = primary
             self.parent = parent
             self.notifyAcquired = notifyAcquired
+            self.writeAcquired = writeAcquired
         }
     }
 
@@ -116,6 +120,12 @@ extension ApplicationBridge {
                               _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
         done(.failure(BlueZErrorReply(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")))
     }
+
+    /// Answers `NotSupported`: a bridge without sockets (the simulator then calls `WriteValue`).
+    public func acquireWrite(owner: String, path: String, options: ServerRequestOptions,
+                             _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) {
+        done(.failure(BlueZErrorReply(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")))
+    }
 }
 
 /// How the simulator reaches registered applications and advertisements on the bus.
@@ -133,6 +143,10 @@ public protocol ApplicationBridge: AnyObject, Sendable {
     /// socket (a descriptor the callee owns from then on) or the error.
     func acquireNotify(owner: String, path: String, options: ServerRequestOptions,
                        _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void)
+    /// Calls `AcquireWrite(a{sv})` on a characteristic; `done` gets the application's end of the
+    /// socket (owned by the callee from then on) or the error.
+    func acquireWrite(owner: String, path: String, options: ServerRequestOptions,
+                      _ done: @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void)
     /// Calls `org.bluez.LEAdvertisement1.Release()` (reply ignored).
     func releaseAdvertisement(owner: String, path: String)
 }

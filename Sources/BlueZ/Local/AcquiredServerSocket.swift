@@ -1,4 +1,4 @@
-// AcquiredNotifySocket: our end of the socket an AcquireNotify call handed to bluetoothd.
+// AcquiredServerSocket: our end of the socket an AcquireNotify or AcquireWrite call handed to bluetoothd.
 import DBus
 import Dispatch
 import Foundation
@@ -6,13 +6,14 @@ import Locking
 import Synchronization
 
 /// Our end of the `SOCK_SEQPACKET` pair a local characteristic gives bluetoothd in reply to
-/// `org.bluez.GattCharacteristic1.AcquireNotify`: each datagram written is one value bluetoothd
-/// notifies (or indicates) to every subscribed central, without a D-Bus message. bluetoothd
-/// closes its end when the last central unsubscribes or goes; that is seen as end of file.
+/// `org.bluez.GattCharacteristic1.AcquireNotify` or `AcquireWrite`. For notifications each
+/// datagram written is one value bluetoothd notifies (or indicates) to every subscribed central,
+/// without a D-Bus message; for writes each datagram read is one value a central wrote. bluetoothd
+/// closes its end when it is done with it; that is seen as end of file.
 ///
 /// `@unchecked Sendable`: `fd` and `source` are set once in `init`; the dispatch source's
 /// `cancel()` is thread-safe and `closed` (behind its lock) makes the teardown run once.
-final class AcquiredNotifySocket: @unchecked Sendable {
+final class AcquiredServerSocket: @unchecked Sendable {
     /// Where the sockets' end-of-file handlers run (never user code: they hand over to the
     /// characteristic, which calls the application after its own lock).
     static let queue = DispatchQueue(label: "bluecap.gatt-server-sockets")
@@ -20,29 +21,35 @@ final class AcquiredNotifySocket: @unchecked Sendable {
     private let fd: Int32
     private let source: any DispatchSourceRead
     private let closed = Locked(false)
-    /// The ATT MTU bluetoothd passed in `AcquireNotify`'s options.
+    /// The ATT MTU bluetoothd passed in the call's options.
     let mtu: UInt16
     /// Values not sent because bluetoothd's socket buffer was full.
     let dropped = Atomic<Int>(0)
 
-    /// Creates the pair: returns our socket and bluetoothd's end (for the reply). `onClose` runs
-    /// once, on ``queue``, when bluetoothd closes its end (not after our own ``close()``).
-    static func make(mtu: UInt16, onClose: @escaping @Sendable () -> Void) throws(BlueZError) -> (AcquiredNotifySocket, FileDescriptor) {
+    /// Creates the pair: returns our socket and bluetoothd's end (for the reply). `onDatagram`
+    /// gets each datagram bluetoothd writes (at most `mtu` bytes are read of one), on ``queue``;
+    /// `onClose` runs once, on ``queue``, when bluetoothd closes its end (not after our own ``close()``).
+    static func make(mtu: UInt16, onDatagram: (@Sendable ([UInt8]) -> Void)? = nil,
+                     onClose: @escaping @Sendable () -> Void) throws(BlueZError) -> (AcquiredServerSocket, FileDescriptor) {
         let (ours, theirs) = try SocketCalls.seqpacketPair()
-        return (AcquiredNotifySocket(fd: ours, mtu: mtu, onClose: onClose), FileDescriptor(taking: theirs))
+        return (AcquiredServerSocket(fd: ours, mtu: mtu, onDatagram: onDatagram, onClose: onClose), FileDescriptor(taking: theirs))
     }
 
-    private init(fd: Int32, mtu: UInt16, onClose: @escaping @Sendable () -> Void) {
+    private init(fd: Int32, mtu: UInt16, onDatagram: (@Sendable ([UInt8]) -> Void)?, onClose: @escaping @Sendable () -> Void) {
         self.fd = fd
         self.mtu = mtu
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
         let source = self.source
         let closed = self.closed
-        // bluetoothd never writes to this socket: readable means end of file (or stray bytes, read and ignored).
+        // A notification socket is never written by bluetoothd: readable means end of file
+        // (stray bytes are read and ignored). A write socket's datagrams are the writes.
+        let capacity = max(Int(mtu), 23)
         source.setEventHandler {
             while true {
-                switch SocketCalls.receive(fd, capacity: 16) {
-                case .datagram: continue
+                switch SocketCalls.receive(fd, capacity: capacity) {
+                case .datagram(let bytes):
+                    onDatagram?(bytes)
+                    continue
                 case .empty: return
                 case .closed:
                     guard closed.withLock({ c in defer { c = true }; return !c }) else { return }
