@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
+        .executable(name: "ble-gateway", targets: ["BLEGateway"]),
         .executable(name: "bluecap-bench", targets: ["bluecap-bench"]),
     ],
     targets: [
@@ -56,6 +57,20 @@ let package = Package(
         .executableTarget(
             name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
+        // The third example, a BLE-to-MQTT gateway: libmosquitto through a system-library target
+        // that only the gateway uses (a product depending on BlueCapKit never pulls it in),
+        // the gateway itself (GatewayCore, also driven by its tests) and the program.
+        .systemLibrary(
+            name: "CMosquitto", path: "Examples/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(
+            name: "GatewayCore", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport", "CMosquitto"],
+            path: "Examples/GatewayCore", swiftSettings: strict),
+        .executableTarget(
+            name: "BLEGateway", dependencies: ["GatewayCore"],
+            path: "Examples/BLEGateway", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(
             name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus", "Locking"],
@@ -85,6 +100,9 @@ let package = Package(
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),
+        // The ble-gateway example against a real mosquitto started by the tests (bus tier).
+        .testTarget(name: "GatewayTests", dependencies: ["GatewayCore", "BlueCapKit", "BlueZSimulator", "TestSupport"],
+                    swiftSettings: strict),
         // Real BlueZ (Scripts/bluez-vm): skipped unless BLUECAP_VM=1, run inside the VM by test-vm.
         .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport"], swiftSettings: strict),
     ]
