@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
+        // GatewayCore: the ble-gateway tests drive the program against a real mosquitto and watch it
+        // with the example's own MQTT client.
+        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking", "GatewayCore"],
+                    swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.
@@ -100,9 +103,6 @@ let package = Package(
         // Soak: long connect/scan cycles with RSS and fd sampling (`make soak`).
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),
-        // The ble-gateway example against a real mosquitto started by the tests (bus tier).
-        .testTarget(name: "GatewayTests", dependencies: ["GatewayCore", "BlueCapKit", "BlueZSimulator", "TestSupport"],
-                    swiftSettings: strict),
         // Real BlueZ (Scripts/bluez-vm): skipped unless BLUECAP_VM=1, run inside the VM by test-vm.
         .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport"], swiftSettings: strict),
     ]

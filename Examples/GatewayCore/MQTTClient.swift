@@ -54,6 +54,7 @@ package final class MQTTClient: Sendable {
         var reportedDrop = false
         var subscriptions: [String: Int] = [:]
         var closed = false
+        var firstConnection: FirstConnection?
     }
 
     private let callbacks: LibMosquitto.Callbacks
@@ -96,8 +97,28 @@ package final class MQTTClient: Sendable {
     /// Starts connecting; returns the first attempt's failure (the client keeps retrying).
     @discardableResult
     package func start() throws(MQTTError) -> MQTTError? {
-        let first = LibMosquitto.connectAsync(handle, host: broker.host, port: broker.port, keepalive: 15)
-        try LibMosquitto.startLoop(handle)
+        guard let first = LibMosquitto.connectAsync(handle, host: broker.host, port: broker.port, keepalive: 15) else {
+            try LibMosquitto.startLoop(handle)
+            return nil
+        }
+        // libmosquitto's network thread reconnects a connection that was up once, not a first
+        // attempt that failed: that one is retried here, on a thread of its own (the attempt
+        // blocks in connect(2)), 1 s doubling to 10 s apart, until it succeeds or close().
+        let retry = FirstConnection()
+        state.withLock { $0.firstConnection = retry }
+        Thread.detachNewThread { [self] in
+            defer { retry.finished.signal() }
+            var delay = 1.0
+            while retry.stop.wait(timeout: .now() + delay) == .timedOut {
+                if LibMosquitto.connectAsync(handle, host: broker.host, port: broker.port, keepalive: 15) == nil {
+                    if (try? LibMosquitto.startLoop(handle)) == nil {
+                        handlers.disconnected("cannot start libmosquitto's network thread")
+                    }
+                    return
+                }
+                delay = min(delay * 2, 10)
+            }
+        }
         return first
     }
 
@@ -129,11 +150,16 @@ package final class MQTTClient: Sendable {
     /// Disconnects (a clean DISCONNECT: the broker does not publish the will) and stops the
     /// network thread. Idempotent.
     package func close() {
-        let first = state.withLock { s in
+        let (first, retry) = state.withLock { s in
             defer { s.closed = true }
-            return !s.closed
+            return (!s.closed, s.firstConnection)
         }
-        if first { LibMosquitto.close(handle) }
+        guard first else { return }
+        if let retry {
+            retry.stop.signal()
+            retry.finished.wait()
+        }
+        LibMosquitto.close(handle)
     }
 
     // MARK: Network-thread callbacks

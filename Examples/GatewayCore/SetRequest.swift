@@ -20,16 +20,17 @@ package struct SetRequest: Sendable {
     /// Parses and checks `payload` for `characteristic`; the error is the text of the refusal.
     package static func parse(_ payload: Data, for characteristic: CharacteristicConfig) -> Result<SetRequest, SetRefusal> {
         guard payload.count <= maximumPayload else { return .failure(SetRefusal("payload larger than \(maximumPayload) bytes", id: nil)) }
-        guard characteristic.writable else {
-            return .failure(SetRefusal("\(characteristic.name) is not writable (set \"writable\": true in the gateway's configuration)", id: nil))
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else {
-            return .failure(SetRefusal("payload is not a JSON object (send {\"value\": 1} or {\"hex\": \"01\"})", id: nil))
-        }
+        let parsed = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
         var id: String?
-        if let raw = object["id"] {
+        if let raw = parsed?["id"] {
             guard let s = raw as? String, s.count <= 64 else { return .failure(SetRefusal("\"id\" must be a string of at most 64 characters", id: nil)) }
             id = s
+        }
+        guard characteristic.writable else {
+            return .failure(SetRefusal("\(characteristic.name) is not writable (set \"writable\": true in the gateway's configuration)", id: id))
+        }
+        guard let object = parsed else {
+            return .failure(SetRefusal("payload is not a JSON object (send {\"value\": 1} or {\"hex\": \"01\"})", id: nil))
         }
         let unknown = Set(object.keys).subtracting(["id", "hex", "value", "fields"])
         guard unknown.isEmpty else { return .failure(SetRefusal("unknown key \(unknown.sorted().joined(separator: ", ")) (known: hex, value, fields, id)", id: id)) }
