@@ -10,10 +10,10 @@ import Synchronization
 ///    (``CentralManager/connect(address:addressType:timeout:)``; the session's connection slots
 ///    queue it when the adapter is full);
 /// 2. follows the link with ``Peripheral/connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``:
-///    on every `.connect` it discovers, writes `writeOnConnect`, reads and subscribes; on a drop
-///    it reconnects after a delay;
-/// 3. when the adapter goes away (bluetoothd restarted, adapter unplugged or powered off) or
-///    the peripheral gives up, it forgets the peripheral and starts again at 1.
+///    on `.connect` it discovers, writes `writeOnConnect`, reads and subscribes;
+/// 3. when the link drops, or the adapter goes away (bluetoothd restarted, adapter unplugged or
+///    powered off), it forgets the peripheral and starts again at 1 a second later (a device
+///    object BlueZ dropped with a restart is found again by address).
 package final class DeviceFollower: Sendable {
     package let device: DeviceConfig
     private let manager: CentralManager
@@ -90,28 +90,22 @@ package final class DeviceFollower: Sendable {
         }
         guard proceed else { return "stopped" }
         let address = device.address
-        let stream = peripheral.connect(timeoutRetries: 1_000_000, disconnectRetries: 1_000_000, connectionTimeout: .seconds(20))
+        let stream = peripheral.connect(connectionTimeout: .seconds(20))
         stream.onSuccess(cancelToken: token) { [self] update in
             switch update.connectionEvent {
             case .connect:
                 sink.deviceState(address, connected: true)
                 sink.event("connected", address, [("name", .optional(peripheral.name))], text: "connected to \(address)")
                 Task { await self.setUp(peripheral) }
-            case .disconnect, .timeout:
-                sink.deviceState(address, connected: false)
-                sink.event("link-down", address, [("event", .string("\(update.connectionEvent)"))],
-                           text: "\(address): link \(update.connectionEvent); reconnecting")
-                peripheral.reconnect(withDelay: .seconds(2))
+            case .disconnect, .timeout, .giveUp:
+                // Connected again by address, as at the start: the device object may be gone
+                // too (bluetoothd restarted), which a reconnect of this peripheral cannot mend.
+                lost.success("the link dropped (\(update.connectionEvent))")
             case .forceDisconnect:
                 break
-            case .giveUp:
-                lost.success("gave up reconnecting")
             }
         }
-        stream.onFailure(cancelToken: token) { [self] error in
-            sink.event("link-error", address, [("error", .string("\(error)"))], text: "\(address): \(error); reconnecting")
-            peripheral.reconnect(withDelay: .seconds(2))
-        }
+        stream.onFailure(cancelToken: token) { error in lost.success("the link failed: \(error)") }
         stream.onFinish(cancelToken: token) { lost.success("the connection stream ended") }
         manager.whenStateChanges().onSuccess(cancelToken: token) { [manager] s in
             if s != .poweredOn && manager.state != .poweredOn { lost.success("the adapter is \(s)") }
