@@ -41,7 +41,7 @@ package enum ValueFormat: String, Sendable, Decodable, CaseIterable {
         case .uint32: return SerDe.deserialize(data, as: UInt32.self).map { .integer(Int($0)) }
         case .int32: return SerDe.deserialize(data, as: Int32.self).map { .integer(Int($0)) }
         case .utf8: return String(data: data, encoding: .utf8).map(JSON.string)
-        case .hex: return .string(ExampleSupport.hex(data))
+        case .hex: return .string(SerDe.hexString(data))
         }
     }
 
