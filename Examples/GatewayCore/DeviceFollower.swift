@@ -56,7 +56,11 @@ package final class DeviceFollower: Sendable {
     private func run() async {
         var backoff: Duration = .seconds(1)
         while !stopped {
-            do { try await manager.whenPoweredOn(timeout: .seconds(3600)).value } catch { continue }
+            do { try await manager.whenPoweredOn(timeout: .seconds(3600)).value } catch {
+                // No adapter, or the bus is gone: said once by the command; look again later.
+                try? await Task.sleep(for: .seconds(5))
+                continue
+            }
             if stopped { return }
             sink.event("connecting", device.address, [], text: "connecting to \(device.address) (by address)")
             let peripheral: Peripheral
