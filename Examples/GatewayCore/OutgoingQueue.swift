@@ -8,24 +8,24 @@ import Foundation
 ///   names and are never dropped;
 /// - *readings*: at most `capacity`; when full, the oldest reading is dropped (the newest value
 ///   is the one worth delivering) and counted in ``dropped``.
-struct OutgoingQueue {
-    let capacity: Int
+package struct OutgoingQueue {
+    package let capacity: Int
     private var state: [MQTTMessage] = []
     private var readings: [MQTTMessage] = []
     private var head = 0
     /// Readings dropped because the queue was full, since the start.
-    private(set) var dropped = 0
+    package private(set) var dropped = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
         readings.reserveCapacity(self.capacity)
     }
 
     /// Readings waiting.
-    var count: Int { readings.count - head + state.count }
+    package var count: Int { readings.count - head + state.count }
 
     /// Adds a message; returns true when a reading had to be dropped to make room.
-    mutating func append(_ message: MQTTMessage) -> Bool {
+    package mutating func append(_ message: MQTTMessage) -> Bool {
         if message.retain {
             state.removeAll { $0.topic == message.topic }
             state.append(message)
@@ -43,7 +43,7 @@ struct OutgoingQueue {
     }
 
     /// The next message to send: state first.
-    mutating func next() -> MQTTMessage? {
+    package mutating func next() -> MQTTMessage? {
         if !state.isEmpty { return state.removeFirst() }
         guard head < readings.count else { return nil }
         let m = readings[head]
@@ -53,7 +53,7 @@ struct OutgoingQueue {
     }
 
     /// Puts a message that could not be handed over back at the front.
-    mutating func putBack(_ message: MQTTMessage) {
+    package mutating func putBack(_ message: MQTTMessage) {
         if message.retain {
             if !state.contains(where: { $0.topic == message.topic }) { state.insert(message, at: 0) }
         } else if head > 0 {

@@ -71,13 +71,3 @@ package struct SetRequest: Sendable {
         }
     }
 }
-
-/// Why a `…/set` was not applied.
-package struct SetRefusal: Error, Sendable {
-    package let reason: String
-    package let id: String?
-    package init(_ reason: String, id: String?) {
-        self.reason = reason
-        self.id = id
-    }
-}

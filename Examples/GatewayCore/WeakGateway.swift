@@ -8,8 +8,7 @@ import Synchronization
 /// are made before it is, and must not own it).
 final class WeakGateway: GatewaySink {
     private let target = Mutex<Weak?>(nil)
-    private struct Weak: @unchecked Sendable {
-        // @unchecked Sendable: only read and written under `target`'s mutex; Gateway is Sendable.
+    private struct Weak: Sendable {
         weak var gateway: Gateway?
     }
 
