@@ -106,12 +106,15 @@ package final class MQTTClient: Sendable {
         // blocks in connect(2)), 1 s doubling to 10 s apart, until it succeeds or close().
         let retry = FirstConnection()
         state.withLock { $0.firstConnection = retry }
-        Thread.detachNewThread { [self] in
+        // The thread holds the handle, not the client: a client let go without close() is
+        // closed by deinit, which stops this thread first.
+        let (shared, broker, handlers) = (self.shared, self.broker, self.handlers)
+        Thread.detachNewThread {
             defer { retry.finished.signal() }
             var delay = 1.0
             while retry.stop.wait(timeout: .now() + delay) == .timedOut {
-                if LibMosquitto.connectAsync(handle, host: broker.host, port: broker.port, keepalive: 15) == nil {
-                    if (try? LibMosquitto.startLoop(handle)) == nil {
+                if LibMosquitto.connectAsync(shared.handle, host: broker.host, port: broker.port, keepalive: 15) == nil {
+                    if (try? LibMosquitto.startLoop(shared.handle)) == nil {
                         handlers.disconnected("cannot start libmosquitto's network thread")
                     }
                     return
