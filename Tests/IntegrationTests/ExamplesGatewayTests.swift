@@ -49,6 +49,26 @@ struct ExamplesGatewayTests {
         try await watcher.wait(Self.topic("t1", "status"), from: count) { $0.text == "offline" }
     }
 
+    @Test("the gateway killed (SIGKILL, no goodbye): the broker publishes its last will, offline, retained")
+    func lastWill() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.stop() }
+        let watcher = try MQTTWatcher(broker.address, filters: ["bluecap/#"])
+        defer { watcher.close() }
+        try await watcher.connected()
+        let gw = try Self.gateway(broker.address, "t5")
+        try await watcher.wait(Self.topic("t5", "status")) { $0.text == "online" }
+        let count = watcher.messages.items.count
+        gw.send(SIGKILL)
+        _ = try? await gw.exitCode(within: .seconds(10))
+        // The broker notices the lost connection and publishes the will (keepalive 15 s at most).
+        try await watcher.wait(Self.topic("t5", "status"), from: count, timeout: .seconds(40)) { $0.text == "offline" }
+        // Retained: a subscriber arriving later reads offline at once.
+        let late = try MQTTWatcher(broker.address, filters: [Self.topic("t5", "status")])
+        defer { late.close() }
+        try await late.wait(Self.topic("t5", "status")) { $0.text == "offline" }
+    }
+
     @Test("a …/set write reaches the simulated SensorTag and its result, with the value read back, is published; bad payloads are refused with the reason and change nothing")
     func setWrites() async throws {
         let broker = try await MosquittoBroker.start()
