@@ -33,8 +33,9 @@
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 export PATH := $(dir $(SWIFT)):$(PATH)
 
-# Debian packages the build and the bus-tier tests need.
-APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi
+# Debian packages the build and the bus-tier tests need (libmosquitto-dev for the ble-gateway
+# example, mosquitto for its tests and its --simulate, mosquitto-clients to watch it by hand).
+APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi libmosquitto-dev mosquitto mosquitto-clients
 
 .PHONY: all build deps docs test test-bus examples-package test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
 

@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
+        .executable(name: "ble-gateway", targets: ["BLEGateway"]),
         .executable(name: "bluecap-bench", targets: ["bluecap-bench"]),
     ],
     targets: [
@@ -56,6 +57,20 @@ let package = Package(
         .executableTarget(
             name: "AccelerometerPeripheral", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport"],
             path: "Examples/AccelerometerPeripheral", swiftSettings: strict),
+        // The third example, a BLE-to-MQTT gateway: libmosquitto through a system-library target
+        // that only the gateway uses (a product depending on BlueCapKit never pulls it in),
+        // the gateway itself (GatewayCore, also driven by its tests) and the program.
+        .systemLibrary(
+            name: "CMosquitto", path: "Examples/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(
+            name: "GatewayCore", dependencies: ["BlueCapKit", "BlueZSimulator", "ExampleSupport", "CMosquitto"],
+            path: "Examples/GatewayCore", swiftSettings: strict),
+        .executableTarget(
+            name: "BLEGateway", dependencies: ["GatewayCore"],
+            path: "Examples/BLEGateway", swiftSettings: strict),
         // Benchmarks.
         .executableTarget(
             name: "bluecap-bench", dependencies: ["BlueCapKit", "BlueZSimulator", "DBus", "Futures", "CDBus", "Locking"],
@@ -70,7 +85,10 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
+        // GatewayCore: the ble-gateway tests drive the program against a real mosquitto and watch it
+        // with the example's own MQTT client.
+        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking", "GatewayCore"],
+                    swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.

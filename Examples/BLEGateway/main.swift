@@ -1,0 +1,3 @@
+import GatewayCore
+import Foundation
+exit(await GatewayCommand.run(Array(CommandLine.arguments.dropFirst())))
