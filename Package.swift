@@ -69,7 +69,8 @@ let package = Package(
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking", "Timing"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "BlueCapKit", "DBus", "TestSupport", "Locking"],
+                    exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
