@@ -13,6 +13,7 @@ let package = Package(
         // A private dbus-daemon and clean process spawning for tests (re-exported by BlueZSimulator).
         .library(name: "BlueCapTesting", targets: ["BlueCapTesting"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "bluez-record", targets: ["bluez-record"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
         .executable(name: "bluecap-bench", targets: ["bluecap-bench"]),
@@ -43,6 +44,8 @@ let package = Package(
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapKit", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
+        // Records one process's org.bluez traffic (a bus monitor) into a BlueZScenario file.
+        .executableTarget(name: "bluez-record", dependencies: ["BlueZSimulator", "DBus", "CDBus"], swiftSettings: strict),
         // Examples: the code both programs share (the accelerometer central and peripheral, the
         // console, option parsing, the simulated world), then the two programs. They use only the
         // products BlueCapKit and BlueZSimulator, as a user's package would

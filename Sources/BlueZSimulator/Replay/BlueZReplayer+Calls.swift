@@ -14,14 +14,24 @@ extension BlueZReplayer {
         case .diverged(let message):
             ReplayLog.divergence(message)
             responder.fail(name: Self.divergedError, message: message)
-        case .answer(let outcome, let before, let after):
-            for i in before { perform(i) }
-            switch outcome {
-            case .reply(let values): responder.succeed(values)
-            case .error(let name, let message): responder.fail(name: name, message: message)
-            case .none: held.append(responder)
+        case .unordered(let outcome):
+            respond(responder, outcome)
+        case .matched(let index, let outcome, let inOrder):
+            if inOrder {
+                deferred[index] = responder
+                advance()
+            } else {
+                respond(responder, outcome)
             }
-            chain(after)
+        }
+    }
+
+    /// Answers as recorded.
+    func respond(_ responder: Responder, _ outcome: ScenarioOutcome) {
+        switch outcome {
+        case .reply(let values): responder.succeed(values)
+        case .error(let name, let message): responder.fail(name: name, message: message)
+        case .none: held.append(responder)
         }
     }
 
@@ -34,11 +44,12 @@ extension BlueZReplayer {
         case .diverged(let message):
             ReplayLog.divergence(message)
             throw DBusRemoteError(name: Self.divergedError, message: message)
-        case .answer(let outcome, let before, let after):
+        case .unordered(let outcome):
+            if case .error(let name, let message) = outcome { throw DBusRemoteError(name: name, message: message) }
+        case .matched(_, let outcome, _):
             queue.async { [self] in
                 if let sender = call.sender { app = sender }
-                for i in before { perform(i) }
-                chain(after)
+                advance()
             }
             if case .error(let name, let message) = outcome { throw DBusRemoteError(name: name, message: message) }
         }

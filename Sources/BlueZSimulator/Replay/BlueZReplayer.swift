@@ -15,11 +15,13 @@ import Timing
 /// `org.bluecap.Replay.Diverged`, whose message names the call expected and the call seen, and
 /// is kept in ``report``, which also lists what of the recording the app never reached.
 ///
-/// Timing: a signal hangs on the last call of the app recorded before it, and goes out once
-/// that call is answered, at its recorded distance from the recorded reply (signals recorded
-/// before the reply go out right before it). Replies are immediate. With a `ManualClock`
-/// shared with the app's session, nothing recorded after a reply happens until the test
-/// advances the clock.
+/// Order and timing: the replay walks the recording in its order. A signal goes out at its
+/// recorded distance from the event before it (on `clock`); a call of the app is awaited where
+/// it was recorded and answered there, after the signals recorded while it was in flight. A
+/// call the app makes ahead of its recorded place is answered at once; a call recorded while
+/// another call of the app was in flight (it raced) is not awaited, and answered when it comes.
+/// With a `ManualClock` shared with the app's session, nothing recorded after a pause happens
+/// until the test advances the clock.
 ///
 /// `@unchecked Sendable`: `state` is behind its lock; the tree and the exports are touched on
 /// `queue` only.
@@ -40,6 +42,12 @@ public final class BlueZReplayer: @unchecked Sendable {
     /// On `queue`: the app's unique name (the sender of its last call), for BlueZ's calls into it.
     var app: String?
     var tasks: [ClockTask] = []
+    /// On `queue`: the next event of the recording, the recorded time it is timed from, whether
+    /// a timer runs for it, and the app's calls waiting for their place (event index → responder).
+    var cursor = 0
+    var reference = Duration.zero
+    var timerPending = false
+    var deferred: [Int: Responder] = [:]
     /// On `queue`: responders of calls recorded without a reply (never answered; released at `stop()`).
     var held: [Responder] = []
     var stopped = false
@@ -50,9 +58,12 @@ public final class BlueZReplayer: @unchecked Sendable {
     /// Connects to `busAddress`, serves `scenario`'s tree and takes `org.bluez`; the signals
     /// recorded before the app's first call start on `clock` now (real time by default).
     /// Throws when the bus is unreachable or `org.bluez` is taken.
-    public static func start(busAddress: String, replaying scenario: BlueZScenario,
-                             clock: (any TimerClock)? = nil) async throws -> BlueZReplayer {
-        let replayer = try BlueZReplayer(busAddress: busAddress, scenario: scenario, clock: clock)
+    /// `unordered` names the calls (`interface.member`) the app may make any number of times,
+    /// anywhere: answered as recorded (or with success when never recorded), never awaited nor
+    /// reported; by default ``defaultUnordered``.
+    public static func start(busAddress: String, replaying scenario: BlueZScenario, clock: (any TimerClock)? = nil,
+                             unordered: Set<String> = defaultUnordered) async throws -> BlueZReplayer {
+        let replayer = try BlueZReplayer(busAddress: busAddress, scenario: scenario, clock: clock, unordered: unordered)
         let reply = try await replayer.connection.requestName(BlueZSimulator.busName, flags: [.doNotQueue])
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             replayer.stop()
@@ -63,14 +74,19 @@ public final class BlueZReplayer: @unchecked Sendable {
         return replayer
     }
 
-    private init(busAddress: String, scenario: BlueZScenario, clock: (any TimerClock)?) throws {
+    /// Calls an app may repeat or leave out from one run to the next without meaning anything:
+    /// `org.bluez.Adapter1.StopDiscovery` (a library stops discovery when the scan stops and
+    /// again before connecting, depending on which signal came first).
+    public static let defaultUnordered: Set<String> = ["org.bluez.Adapter1.StopDiscovery"]
+
+    private init(busAddress: String, scenario: BlueZScenario, clock: (any TimerClock)?, unordered: Set<String>) throws {
         self.scenario = scenario
         self.busAddress = busAddress
         let queue = DispatchQueue(label: "bluez-replay")
         self.queue = queue
         self.clock = clock.map { QueueClock($0, queue: queue) } ?? SystemClock(queue: queue)
         connection = try Connection(address: busAddress)
-        state = Locked(ReplayState(events: scenario.events))
+        state = Locked(ReplayState(events: scenario.events, unordered: unordered))
         tree = scenario.objects
         var table: [String: [String: [String: (DBusSignature, DBusSignature)]]] = [:]
         for case .call(_, let m, let outcome, _) in scenario.events where !ReplayState.isFree(m) {
@@ -104,6 +120,7 @@ public final class BlueZReplayer: @unchecked Sendable {
             for h in handles.values { h.unexport() }
             handles.removeAll()
             held.removeAll()
+            deferred.removeAll()
             connection.close()
         }
     }
@@ -112,27 +129,55 @@ public final class BlueZReplayer: @unchecked Sendable {
 
     // MARK: Schedule
 
-    /// Starts the events recorded before the app's first call (on `queue`).
-    private func begin() {
-        let initial = state.withLock { $0.initial }
-        chain(initial.map { (index: $0, delay: scenario.events[$0].at) })
-    }
+    /// Starts the replay's cursor (on `queue`).
+    private func begin() { advance() }
 
-    /// Sends `items` in order, each at its delay from now (on `queue`); `last` is the delay
-    /// already waited.
-    func chain(_ items: [(index: Int, delay: Duration)], since last: Duration = .zero) {
-        guard !stopped, let item = items.first else { return }
-        let rest = Array(items.dropFirst())
-        let wait = item.delay - last
-        if wait <= .zero {
-            perform(item.index)
-            chain(rest, since: last)
-        } else {
-            tasks.append(clock.schedule(after: wait) { [weak self] in
-                guard let self else { return }
-                self.perform(item.index)
-                self.chain(rest, since: item.delay)
-            })
+    /// Moves the cursor through the recording in its order (on `queue`): each signal (or call
+    /// into the app) at its recorded distance from the event before it; each call of the app
+    /// waits there until the app makes it. Its reply goes out in its place: after the events
+    /// recorded before it and the signals recorded while it was in flight.
+    func advance() {
+        let events = scenario.events
+        while !stopped, !timerPending, cursor < events.count {
+            switch events[cursor] {
+            case .call(let at, let m, let outcome, let latency):
+                if ReplayState.isFree(m) || state.withLock({ $0.racing[cursor] }) {
+                    cursor += 1
+                } else if let responder = deferred.removeValue(forKey: cursor) {
+                    let reply = at + latency
+                    var next = cursor + 1
+                    while next < events.count, !events[next].isCall, events[next].at < reply {
+                        perform(next)
+                        next += 1
+                    }
+                    respond(responder, outcome)
+                    reference = max(reference, reply)
+                    cursor = next
+                } else if state.withLock({ $0.reached[cursor] }) {
+                    reference = max(reference, at)  // answered out of order already
+                    cursor += 1
+                } else {
+                    return  // the app has not made this call yet
+                }
+            case .signal(let at, _), .incoming(let at, _, _):
+                let delay = at - reference
+                if delay <= .zero {
+                    perform(cursor)
+                    cursor += 1
+                    continue
+                }
+                timerPending = true
+                let index = cursor
+                tasks.append(clock.schedule(after: delay) { [weak self] in
+                    guard let self, !self.stopped else { return }
+                    self.timerPending = false
+                    self.perform(index)
+                    self.reference = at
+                    self.cursor = index + 1
+                    self.advance()
+                })
+                return
+            }
         }
     }
 }

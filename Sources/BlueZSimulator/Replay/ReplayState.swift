@@ -3,40 +3,47 @@
 
 // MARK: - ReplayState
 
-/// The progress of a replay through ``BlueZScenario/events``. A call of the app is matched
-/// against the first unanswered recorded call and those that were in flight with it in the
-/// recording (sent before its reply came), so concurrent calls may arrive in either order.
-/// Signals and BlueZ's calls into the app hang on the last call of the app before them (their
-/// anchor): they go out once that call is answered, at their recorded distance from its reply
-/// (right before the reply when they came before it). Those before any call are timed from the
-/// start.
+/// The progress of a replay through ``BlueZScenario/events``: which calls were answered,
+/// which signals sent, what diverged. A call of the app is matched against the first
+/// unanswered recorded call, those that were in flight with it in the recording (sent before
+/// its reply came) and the next `lookahead` unanswered calls: calls the app makes concurrently
+/// (a `StopDiscovery` racing a `Connect`) may arrive in another order when replies come at
+/// other times than in the recording. A call matching none of them diverges.
 struct ReplayState {
     let events: [ScenarioEvent]
     /// Per event: answered (calls), sent (signals), made (incoming).
     private(set) var reached: [Bool]
     private(set) var divergences: [String] = []
-    /// Per non-free call index: the signals and incoming calls that hang on it, in order.
-    let followers: [Int: [Int]]
-    /// Signals and incoming calls before the first call.
-    let initial: [Int]
+    /// Recorded unordered calls already used for an answer.
+    private var usedUnordered: Set<Int> = []
+    /// How many unanswered calls after the first a call may match.
+    let lookahead: Int
+    /// Per event: a call the app made while another of its calls was in flight. Its place
+    /// among the events is not fixed (it raced), so the replay does not wait for it there, and
+    /// an app that does not make it (it stopped discovery once, not twice) is not stalled.
+    let racing: [Bool]
 
-    init(events: [ScenarioEvent]) {
+    /// Calls (`interface.member`) the app may make any number of times anywhere (see
+    /// ``BlueZReplayer/defaultUnordered``): never awaited, never divergent, never unreached.
+    let unordered: Set<String>
+
+    init(events: [ScenarioEvent], lookahead: Int = 4, unordered: Set<String> = []) {
         self.events = events
+        self.lookahead = lookahead
+        self.unordered = unordered
         reached = Array(repeating: false, count: events.count)
-        var followers: [Int: [Int]] = [:]
-        var initial: [Int] = []
-        var anchor: Int?
+        var racing = Array(repeating: false, count: events.count)
+        var inFlightUntil: Duration?
         for (i, e) in events.enumerated() {
-            switch e {
-            case .call(_, let m, _, _):
-                if !Self.isFree(m) { anchor = i }
-            case .signal, .incoming:
-                if let anchor { followers[anchor, default: []].append(i) } else { initial.append(i) }
-            }
+            guard case .call(let at, let m, _, let latency) = e, !Self.isFree(m) else { continue }
+            if let until = inFlightUntil, at < until { racing[i] = true }
+            if unordered.contains("\(m.interface).\(m.member)") { racing[i] = true; continue }
+            inFlightUntil = max(inFlightUntil ?? .zero, at + latency)
         }
-        self.followers = followers
-        self.initial = initial
-        for (i, e) in events.enumerated() { if case .call(_, let m, _, _) = e, Self.isFree(m) { reached[i] = true } }
+        self.racing = racing
+        for (i, e) in events.enumerated() {
+            if case .call(_, let m, _, _) = e, Self.isFree(m) || unordered.contains("\(m.interface).\(m.member)") { reached[i] = true }
+        }
     }
 
     /// Calls answered from the object tree, whatever the recording says: reading properties,
@@ -55,36 +62,40 @@ struct ReplayState {
 
     /// What to do with a call of the app.
     enum Match {
-        /// Answer `outcome`; first send `before` (recorded before the reply), then `after` each
-        /// at its delay after the reply.
-        case answer(ScenarioOutcome, before: [Int], after: [(index: Int, delay: Duration)])
+        /// Recorded call `index`, answered `outcome`; `inOrder` when it is the first call not
+        /// yet answered (the replay then answers it in its place among the recorded events).
+        case matched(index: Int, outcome: ScenarioOutcome, inOrder: Bool)
+        /// An unordered call: answer `outcome` now.
+        case unordered(ScenarioOutcome)
         /// The call is not the recording's: fail it with `message`.
         case diverged(String)
     }
 
     /// Matches `seen` against the recording and marks it answered.
     mutating func match(_ seen: ScenarioMessage) -> Match {
+        if unordered.contains("\(seen.interface).\(seen.member)") {
+            // The next recorded answer to the same call, else the last, else success.
+            let same = events.indices.filter { events[$0].isCall && events[$0].message == seen }
+            let pick = same.first { !usedUnordered.contains($0) } ?? same.last
+            if let pick { usedUnordered.insert(pick) }
+            if let pick, case .call(_, _, let outcome, _) = events[pick] { return .unordered(outcome) }
+            return .unordered(.reply([]))
+        }
         guard let first = events.indices.first(where: { !reached[$0] && isCall($0) }) else {
             return diverge("replay diverged: the recording has no more calls of the app, seen \(seen)")
         }
+        var ahead = 0
         let window = events.indices.filter { i in
             guard i >= first, !reached[i], case .call(let at, _, _, _) = events[i] else { return false }
-            return i == first || at <= replyTime(first)
+            ahead += 1
+            return ahead <= lookahead + 1 || at <= replyTime(first)
         }
         guard let hit = window.first(where: { events[$0].message == seen }),
               case .call(_, _, let outcome, _) = events[hit] else {
-            let expected = window.map { "\(events[$0].message)" }.joined(separator: " or ")
-            return diverge("replay diverged at recorded call \(first + 1) of \(events.count) events: expected \(expected), seen \(seen)")
+            return diverge("replay diverged at recorded call \(first + 1) of \(events.count) events: expected \(events[first].message), seen \(seen)")
         }
         reached[hit] = true
-        let reply = replyTime(hit)
-        var before: [Int] = []
-        var after: [(Int, Duration)] = []
-        for f in followers[hit] ?? [] {
-            let at = events[f].at
-            if at < reply { before.append(f) } else { after.append((f, at - reply)) }
-        }
-        return .answer(outcome, before: before, after: after.map { (index: $0.0, delay: $0.1) })
+        return .matched(index: hit, outcome: outcome, inOrder: hit == first && !racing[hit])
     }
 
     /// Marks a signal sent or an incoming call made.
@@ -98,7 +109,7 @@ struct ReplayState {
         return .diverged(message)
     }
 
-    private func isCall(_ i: Int) -> Bool { if case .call = events[i] { true } else { false } }
+    func isCall(_ i: Int) -> Bool { if case .call = events[i] { true } else { false } }
 
     private func replyTime(_ i: Int) -> Duration {
         if case .call(let at, _, _, let latency) = events[i] { at + latency } else { events[i].at }

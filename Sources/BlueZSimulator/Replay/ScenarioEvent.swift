@@ -19,6 +19,9 @@ public enum ScenarioEvent: Sendable, Equatable {
         }
     }
 
+    /// Whether the event is a call of the app.
+    public var isCall: Bool { if case .call = self { true } else { false } }
+
     /// The message of the event.
     public var message: ScenarioMessage {
         switch self {
