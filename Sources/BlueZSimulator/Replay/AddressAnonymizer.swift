@@ -8,20 +8,20 @@ import Foundation
 /// object paths and strings) by a made-up one, the same address always by the same replacement
 /// (`02:00:00:00:00:01`, `02:00:00:00:00:02`… in order of appearance: locally administered, so
 /// never a real device's), so a recording keeps its meaning without naming anyone's devices.
-public struct AddressAnonymizer: Sendable {
+package struct AddressAnonymizer: Sendable {
     private var replacements: [String: String] = [:]
     // Six pairs of hex digits joined by ':' or '_' (the same separator throughout).
     private static let pattern = try! NSRegularExpression(
         pattern: "(?<![0-9A-Fa-f])[0-9A-Fa-f]{2}([:_])[0-9A-Fa-f]{2}(?:\\1[0-9A-Fa-f]{2}){4}(?![0-9A-Fa-f])")
 
     /// An anonymizer that has replaced nothing yet.
-    public init() {}
+    package init() {}
 
     /// How many distinct addresses were replaced.
-    public var count: Int { replacements.count }
+    package var count: Int { replacements.count }
 
     /// `text` with every address replaced.
-    public mutating func text(_ text: String) -> String {
+    package mutating func text(_ text: String) -> String {
         let ns = text as NSString
         let matches = Self.pattern.matches(in: text, range: NSRange(location: 0, length: ns.length))
         guard !matches.isEmpty else { return text }
@@ -45,7 +45,7 @@ public struct AddressAnonymizer: Sendable {
     }
 
     /// `value` with every address in its strings and object paths replaced.
-    public mutating func value(_ value: DBusValue) -> DBusValue {
+    package mutating func value(_ value: DBusValue) -> DBusValue {
         switch value {
         case .string(let s): return .string(text(s))
         case .objectPath(let p): return (try? ObjectPath(text(p.rawValue))).map { .objectPath($0) } ?? value
@@ -58,7 +58,7 @@ public struct AddressAnonymizer: Sendable {
     }
 
     /// `message` with its path and arguments anonymized.
-    public mutating func message(_ message: ScenarioMessage) -> ScenarioMessage {
+    package mutating func message(_ message: ScenarioMessage) -> ScenarioMessage {
         ScenarioMessage(path: text(message.path), interface: message.interface, member: message.member,
                         arguments: message.arguments.map { value($0) })
     }

@@ -7,9 +7,9 @@ import DBus
 /// (`org.freedesktop.DBus.Monitoring.BecomeMonitor`), into a ``BlueZScenario``: the app's calls
 /// to `org.bluez` with BlueZ's replies and latencies, BlueZ's signals, and BlueZ's calls into
 /// the app with its answers. `bluez-record` feeds it; a test can too.
-public struct BlueZRecorder: Sendable {
+package struct BlueZRecorder: Sendable {
     /// What ``observe(_:at:)`` did with a message.
-    public enum Observation: Sendable, Equatable {
+    package enum Observation: Sendable, Equatable {
         /// Added to the recording (or completed a recorded call).
         case recorded
         /// Not between the app and BlueZ.
@@ -20,15 +20,15 @@ public struct BlueZRecorder: Sendable {
     }
 
     /// The recording so far.
-    public private(set) var scenario: BlueZScenario
+    package private(set) var scenario: BlueZScenario
     /// The unique name of bluetoothd's connection (the owner of `org.bluez`).
-    public let bluez: String
+    package let bluez: String
     /// The unique names of the app's connections.
-    public var apps: Set<String>
+    package var apps: Set<String>
     /// The bound on the recording's size in bytes (its file's text).
-    public let maxBytes: Int
+    package let maxBytes: Int
     /// The size of the recording's text so far, in bytes.
-    public private(set) var bytes: Int
+    package private(set) var bytes: Int
     private var anonymizer: AddressAnonymizer?
     /// Calls awaiting their answer: (caller, serial) → event index.
     private var pending: [String: Int] = [:]
@@ -37,7 +37,7 @@ public struct BlueZRecorder: Sendable {
     /// A recorder of the traffic between `apps` and `bluez`, starting from the tree `objects`
     /// (path → interface → property → value, as `GetManagedObjects` returned it); with
     /// `anonymize`, addresses are replaced (``AddressAnonymizer``).
-    public init(bluez: String, apps: Set<String>, objects: [String: [String: [String: DBusValue]]], note: String = "",
+    package init(bluez: String, apps: Set<String>, objects: [String: [String: [String: DBusValue]]], note: String = "",
                 anonymize: Bool = false, maxBytes: Int = 16 << 20) {
         self.bluez = bluez
         self.apps = apps
@@ -56,10 +56,10 @@ public struct BlueZRecorder: Sendable {
     }
 
     /// How many distinct addresses were anonymized.
-    public var anonymizedAddresses: Int { anonymizer?.count ?? 0 }
+    package var anonymizedAddresses: Int { anonymizer?.count ?? 0 }
 
     /// Records `message`, seen `at` after the start of the recording.
-    public mutating func observe(_ message: Message, at: Duration) -> Observation {
+    package mutating func observe(_ message: Message, at: Duration) -> Observation {
         let sender = message.sender ?? ""
         let destination = message.destination ?? ""
         let toBluez = destination == BlueZSimulator.busName || destination == bluez

@@ -27,16 +27,19 @@ public struct BlueZScenario: Sendable, Equatable {
     /// A free-form description (what was recorded, where, which bluetoothd).
     public var note: String
     /// The object tree at the start: path → interface → property → value.
-    public var objects: [String: [String: [String: DBusValue]]]
+    package var objects: [String: [String: [String: DBusValue]]]
     /// The events after the start, in recorded order.
-    public var events: [ScenarioEvent]
+    package var events: [ScenarioEvent]
 
     /// A scenario from its parts.
-    public init(note: String = "", objects: [String: [String: [String: DBusValue]]] = [:], events: [ScenarioEvent] = []) {
+    package init(note: String = "", objects: [String: [String: [String: DBusValue]]] = [:], events: [ScenarioEvent] = []) {
         self.note = note
         self.objects = objects
         self.events = events
     }
+
+    /// How many events (signals, calls of the app, calls into the app) the recording holds.
+    public var eventCount: Int { events.count }
 
     // MARK: Reading
 

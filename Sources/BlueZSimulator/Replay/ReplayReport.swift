@@ -10,13 +10,16 @@ public struct ReplayReport: Sendable, Equatable, CustomStringConvertible {
     /// Each divergence, naming the call expected and the call seen.
     public let divergences: [String]
     /// The events never reached, with their 1-based position among the recording's events.
-    public let unreached: [(position: Int, event: ScenarioEvent)]
+    package let unreached: [(position: Int, event: ScenarioEvent)]
 
     /// A report of `divergences` and `unreached` events.
-    public init(divergences: [String], unreached: [(position: Int, event: ScenarioEvent)]) {
+    package init(divergences: [String], unreached: [(position: Int, event: ScenarioEvent)]) {
         self.divergences = divergences
         self.unreached = unreached
     }
+
+    /// The 1-based positions, among the recording's events, of those never reached.
+    public var unreachedPositions: [Int] { unreached.map(\.position) }
 
     /// True when the app followed the whole recording and nothing diverged.
     public var isComplete: Bool { divergences.isEmpty && unreached.isEmpty }

@@ -4,7 +4,7 @@
 
 /// What happened on the bus between the app and BlueZ, at an offset from the start of the
 /// recording.
-public enum ScenarioEvent: Sendable, Equatable {
+package enum ScenarioEvent: Sendable, Equatable {
     /// BlueZ emitted a signal (`InterfacesAdded`, `PropertiesChanged`…).
     case signal(at: Duration, ScenarioMessage)
     /// The app called BlueZ; BlueZ answered `outcome` after `latency`.
@@ -13,17 +13,17 @@ public enum ScenarioEvent: Sendable, Equatable {
     case incoming(at: Duration, ScenarioMessage, ScenarioOutcome)
 
     /// The offset from the start of the recording.
-    public var at: Duration {
+    package var at: Duration {
         switch self {
         case .signal(let at, _), .call(let at, _, _, _), .incoming(let at, _, _): at
         }
     }
 
     /// Whether the event is a call of the app.
-    public var isCall: Bool { if case .call = self { true } else { false } }
+    package var isCall: Bool { if case .call = self { true } else { false } }
 
     /// The message of the event.
-    public var message: ScenarioMessage {
+    package var message: ScenarioMessage {
         switch self {
         case .signal(_, let m), .call(_, let m, _, _), .incoming(_, let m, _): m
         }

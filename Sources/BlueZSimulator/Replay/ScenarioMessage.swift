@@ -13,10 +13,10 @@ public struct ScenarioMessage: Sendable, Equatable, CustomStringConvertible {
     /// The member (`Connect`).
     public var member: String
     /// The arguments, in order.
-    public var arguments: [DBusValue]
+    package var arguments: [DBusValue]
 
     /// A message at `path`, `interface.member(arguments)`.
-    public init(path: String, interface: String, member: String, arguments: [DBusValue] = []) {
+    package init(path: String, interface: String, member: String, arguments: [DBusValue] = []) {
         self.path = path
         self.interface = interface
         self.member = member

@@ -5,7 +5,7 @@ import DBus
 
 /// The answer to a recorded call: a method return with its values, an error, or none (the
 /// recording ended, or the caller asked for no reply).
-public enum ScenarioOutcome: Sendable, Equatable, CustomStringConvertible {
+package enum ScenarioOutcome: Sendable, Equatable, CustomStringConvertible {
     /// A method return carrying `values`.
     case reply([DBusValue])
     /// An error reply `name` (`org.bluez.Error.Failed`) with its message.
@@ -14,7 +14,7 @@ public enum ScenarioOutcome: Sendable, Equatable, CustomStringConvertible {
     case none
 
     /// "reply(…)", "error org.bluez.Error.Failed: …" or "no reply".
-    public var description: String {
+    package var description: String {
         switch self {
         case .reply(let values): "reply(\(values.map { "\($0)" }.joined(separator: ", ")))"
         case .error(let name, let message): "error \(name): \(message)"
