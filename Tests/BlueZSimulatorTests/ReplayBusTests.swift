@@ -123,7 +123,7 @@ struct ReplayBusTests {
         clock.advance(by: .milliseconds(50))
         let p = try await found.wait(for: 1, timeout: .seconds(5))[0]
         #expect(p.address == Self.tag)
-        // Next: event 6, Discovering=false (event 5, StopDiscovery, is unordered: never awaited).
+        // Next: event 5, StopDiscovery (unordered: optional, so not reported), then event 6.
         #expect(replay.report.unreached.first?.position == 6)
     }
 }

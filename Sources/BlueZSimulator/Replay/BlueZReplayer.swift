@@ -18,8 +18,8 @@ import Timing
 /// Order and timing: the replay walks the recording in its order. A signal goes out at its
 /// recorded distance from the event before it (on `clock`); a call of the app is awaited where
 /// it was recorded and answered there, after the signals recorded while it was in flight. A
-/// call the app makes ahead of its recorded place is answered at once; a call recorded while
-/// another call of the app was in flight (it raced) is not awaited, and answered when it comes.
+/// call the app makes ahead of its recorded place is answered at once. Unordered calls
+/// (`unordered`) may come more often than recorded, or fewer times when they raced another call.
 /// With a `ManualClock` shared with the app's session, nothing recorded after a pause happens
 /// until the test advances the clock.
 ///
