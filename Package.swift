@@ -74,7 +74,8 @@ let package = Package(
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "BlueCapKit", "DBus", "TestSupport", "Locking"],
                     exclude: ["Scenarios"], swiftSettings: strict),
-        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
+                    exclude: ["Recordings"], swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.

@@ -76,8 +76,10 @@ public final class BlueZReplayer: @unchecked Sendable {
 
     /// Calls an app may repeat or leave out from one run to the next without meaning anything:
     /// `org.bluez.Adapter1.StopDiscovery` (a library stops discovery when the scan stops and
-    /// again before connecting, depending on which signal came first).
-    public static let defaultUnordered: Set<String> = ["org.bluez.Adapter1.StopDiscovery"]
+    /// again before connecting, depending on which signal came first) and
+    /// `org.bluez.Device1.Disconnect` (a program disconnects again as it shuts down when the
+    /// first reply has not come yet; a recording often ends before that reply).
+    public static let defaultUnordered: Set<String> = ["org.bluez.Adapter1.StopDiscovery", "org.bluez.Device1.Disconnect"]
 
     private init(busAddress: String, scenario: BlueZScenario, clock: (any TimerClock)?, unordered: Set<String>) throws {
         self.scenario = scenario
