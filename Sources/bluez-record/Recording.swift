@@ -62,7 +62,8 @@ final class Recording {
             let now = ContinuousClock.now
             if now - lastProgress >= .seconds(1) {
                 lastProgress = now
-                progress("\(now - start): \(recorder.scenario.events.count) events, \(recorder.bytes) bytes")
+                let seconds = Double((now - start).components.seconds) + Double((now - start).components.attoseconds) / 1e18
+                progress("\(String(format: "%.1f", seconds)) s: \(recorder.scenario.events.count) events, \(recorder.bytes) bytes")
             }
             if let d = options.duration, now - start >= .seconds(d) { break }
             if commandExited { break }  // one more read drained what came before the exit
