@@ -13,6 +13,7 @@ let package = Package(
         // A private dbus-daemon and clean process spawning for tests (re-exported by BlueZSimulator).
         .library(name: "BlueCapTesting", targets: ["BlueCapTesting"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "bluez-record", targets: ["bluez-record"]),
         .executable(name: "central-scanner", targets: ["CentralScanner"]),
         .executable(name: "accelerometer-peripheral", targets: ["AccelerometerPeripheral"]),
         .executable(name: "ble-gateway", targets: ["BLEGateway"]),
@@ -44,6 +45,8 @@ let package = Package(
         // A simulated bluetoothd for tests (ours and users').
         .target(name: "BlueZSimulator", dependencies: ["DBus", "BlueZ", "BlueCapKit", "Locking", "Timing", "BlueCapTesting"], swiftSettings: strict),
         .executableTarget(name: "bluez-sim", dependencies: ["BlueZSimulator"], swiftSettings: strict),
+        // Records one process's org.bluez traffic (a bus monitor) into a BlueZScenario file.
+        .executableTarget(name: "bluez-record", dependencies: ["BlueZSimulator", "DBus", "CDBus"], swiftSettings: strict),
         // Examples: the code both programs share (the accelerometer central and peripheral, the
         // console, option parsing, the simulated world), then the two programs. They use only the
         // products BlueCapKit and BlueZSimulator, as a user's package would
@@ -84,11 +87,12 @@ let package = Package(
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking", "Timing"], swiftSettings: strict),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "TestSupport", "Locking"], swiftSettings: strict),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "BlueCapKit", "DBus", "TestSupport", "Locking"],
+                    exclude: ["Scenarios"], swiftSettings: strict),
         // GatewayCore: the ble-gateway tests drive the program against a real mosquitto and watch it
         // with the example's own MQTT client.
         .testTarget(name: "IntegrationTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking", "GatewayCore"],
-                    swiftSettings: strict),
+                    exclude: ["Recordings"], swiftSettings: strict),
         // Reliability: the faults BLE-on-Linux users hit, as bus-tier tests (issue 11).
         .testTarget(name: "ReliabilityTests", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"], swiftSettings: strict),
         // Fuzz targets: libFuzzer entry points under `make fuzz`; a corpus replayer otherwise.
