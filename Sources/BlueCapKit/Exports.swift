@@ -6,3 +6,4 @@
 @_exported import struct BlueZ.BlueZError
 @_exported import struct BlueZ.BlueZErrorKind
 @_exported import struct BlueZ.ATTError
+@_exported import struct BlueZ.LocalAdvertisement

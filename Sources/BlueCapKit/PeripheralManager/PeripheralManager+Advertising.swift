@@ -30,15 +30,26 @@ extension PeripheralManager {
                                             includes: [], discoverable: true))
     }
 
-    /// Advertises exactly `advertisement` (any `LEAdvertisement1` properties).
-    func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
-        enqueue("startAdvertising", call: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement") { [weak self] in
+    /// Advertises exactly `advertisement` (every `LEAdvertisement1` property), replacing the
+    /// current advertisement, through `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`.
+    /// Checked first against the adapter's ``advertisingCapabilities(timeout:)``
+    /// (``LocalAdvertisement/validate(against:operation:)``): the future fails with
+    /// `.invalidArguments` naming the limit hit (data length, interval range, …) before
+    /// bluetoothd's bare "Failed to parse advertisement." could.
+    public func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
+        let operation = "PeripheralManager.startAdvertising (org.bluez.LEAdvertisingManager1.RegisterAdvertisement)"
+        return enqueue("startAdvertising", call: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement") { [weak self] in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
             if let old {
                 await old.unregister()
                 advertisingStream.success(false)
             }
+            var caps = try await readCapabilities(operation: operation)
+            // The instance the old one freed may not be counted yet (bluetoothd updates
+            // SupportedInstances after its reply): RegisterAdvertisement says it if none is free.
+            caps.availableInstances = nil
+            try advertisement.validate(against: caps, operation: operation)
             inner.withLock { $0.wantedAdvertisement = advertisement }
             do { try await registerAdvertisement() } catch {
                 inner.withLock { $0.wantedAdvertisement = nil }
