@@ -65,3 +65,21 @@ extension SimulatorCore {
         }
     }
 }
+
+// MARK: - The controller
+
+extension SimulatorCore {
+    /// Sets what the controllers can advertise (nil: unchanged) and republishes every adapter's
+    /// `LEAdvertisingManager1` properties: instances, `MaxAdvLen`/`MaxScnRspLen`,
+    /// `SupportedSecondaryChannels`.
+    public func setAdvertisingController(instances: UInt8? = nil, maxDataLength: UInt8? = nil, secondaryChannels: [String]? = nil) {
+        if let instances { supportedAdvertisingInstances = instances }
+        if let maxDataLength { maxAdvertisingDataLength = maxDataLength }
+        if let secondaryChannels { supportedSecondaryChannels = secondaryChannels }
+        for a in adapters.values {
+            var values: [String: PropertyValue?] = advertisingManagerProperties(a).mapValues { $0 }
+            if supportedSecondaryChannels.isEmpty { values["SupportedSecondaryChannels"] = .some(nil) }
+            store.update(a.path, "org.bluez.LEAdvertisingManager1", values)
+        }
+    }
+}
