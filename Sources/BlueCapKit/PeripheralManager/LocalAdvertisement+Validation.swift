@@ -81,6 +81,10 @@ extension LocalAdvertisement {
             throw fail("the scan response (local name) is \(scanResponseLength) bytes, over the limit of \(caps.scanResponseLimit) bytes: "
                        + "use a shorter name")
         }
+        if type == .broadcast, discoverable == true {
+            throw fail("a broadcast advertisement cannot be discoverable (bluetoothd: \"Broadcast cannot set flags\", Core Vol 3 Part C 9.2): "
+                       + "set discoverable to nil, or advertise as .peripheral")
+        }
         if discoverableTimeout != nil, discoverable != true {
             throw fail("DiscoverableTimeout is set but Discoverable is not true: bluetoothd would ignore the timeout; set discoverable")
         }

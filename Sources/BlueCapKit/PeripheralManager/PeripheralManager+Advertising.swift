@@ -22,12 +22,18 @@ extension PeripheralManager {
 
     /// Advertises an iBeacon: `ManufacturerData` {0x004C: ``BeaconRegion/manufacturerData``}
     /// (type 0x02, length 0x15, proximity UUID, major, minor, measured power), Type `"broadcast"`
-    /// (not connectable), Discoverable so BlueZ centrals report it, nothing else included so the
-    /// 30-byte payload fits the 31-byte advertising data.
+    /// (not connectable), nothing else included: 27 bytes of the 31.
+    ///
+    /// Without the discoverable flags: bluetoothd refuses a broadcast advertisement that sets
+    /// them ("Broadcast cannot set flags", 5.55 to 5.82). iOS and Android scanners report it;
+    /// a BlueZ central reports an LE advertiser without a discoverable flag only while some
+    /// client set a discovery filter (`Adapter1.SetDiscoveryFilter`, as ``CentralManager``'s
+    /// scan does) or through an advertisement monitor (`device_is_discoverable` in
+    /// bluetoothd's `src/adapter.c`).
     public func startAdvertising(beacon: BeaconRegion) -> Future<Void> {
         startAdvertising(LocalAdvertisement(type: .broadcast,
                                             manufacturerData: [BeaconRegion.appleCompanyIdentifier: beacon.manufacturerData],
-                                            includes: [], discoverable: true))
+                                            includes: [], discoverable: nil))
     }
 
     /// Advertises exactly `advertisement` (every `LEAdvertisement1` property), replacing the

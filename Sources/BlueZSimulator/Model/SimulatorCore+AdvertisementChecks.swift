@@ -30,6 +30,8 @@ extension SimulatorCore {
         if let tx = ad.txPower, !(-127...20).contains(tx) { throw failed }
         if ad.discoverable != true { ad.discoverableTimeout = nil }
         if let timeout = ad.timeout, timeout > 0, (ad.discoverableTimeout ?? 0) > timeout { throw failed }
+        // "Broadcast cannot set flags" (5.55 to 5.82).
+        if ad.type == "broadcast", ad.discoverable == true { throw failed }
         if Self.advertisingDataLength(ad) > Int(maxAdvertisingDataLength) { throw failed }
         if let name = ad.localName, 2 + name.utf8.count > Int(maxAdvertisingDataLength) { throw failed }
         return ad
