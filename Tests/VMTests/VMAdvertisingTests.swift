@@ -135,9 +135,10 @@ extension RealBlueZTests {
                 } catch let error as BlueCapError {
                     #expect(error.kind == .notPermitted && error.message.contains("active of"), "\(error)")
                 }
-                // The scanner sees more than one of them (the kernel rotates the instances).
+                // The scanner sees more than one of them (the kernel rotates the instances): every
+                // advertisement update, not the first report only.
                 let companies = Collector<UInt16>()
-                central.startScanning().onSuccess(context: .immediate) { p in
+                central.startScanning(options: ScanOptions(allowDuplicates: true)).onSuccess(context: .immediate) { p in
                     if p.address == address { for id in p.advertisement.manufacturerData.keys { companies.append(id) } }
                 }
                 let wanted = Set([0xFFF0, 0xFFF1] as [UInt16])

@@ -136,10 +136,11 @@ public struct LocalAdvertisement: Sendable, Equatable {
         return p
     }
 
-    /// Exports the advertisement at `path` (answering only `allowedCaller`), then calls
+    /// (`package`: BlueCapKit's API carries no D-Bus type; it registers through
+    /// `PeripheralManager`.) Exports the advertisement at `path` (answering only `allowedCaller`), then calls
     /// `org.bluez.LEAdvertisingManager1.RegisterAdvertisement(path, {})` on `adapter`.
     /// `onRelease` runs (on the connection's thread) when bluetoothd calls `Release()`.
-    public func register(on connection: Connection, adapter: ObjectPath, path: ObjectPath = "/org/bluecap/advertisement0",
+    package func register(on connection: Connection, adapter: ObjectPath, path: ObjectPath = "/org/bluecap/advertisement0",
                          allowedCaller: String, timeout: Duration = .seconds(25),
                          onRelease: (@Sendable () -> Void)? = nil) async throws(BlueZError) -> AdvertisementHandle {
         let handle = AdvertisementHandle(advertisement: self, connection: connection, adapter: adapter, path: path, onRelease: onRelease)
