@@ -7,7 +7,7 @@ import DBus
 // MARK: - AdvertisingCapabilities
 
 /// What the adapter can advertise, read from the properties of its
-/// `org.bluez.LEAdvertisingManager1` (``PeripheralManager/advertisingCapabilities()``).
+/// `org.bluez.LEAdvertisingManager1` (``PeripheralManager/advertisingCapabilities(timeout:)``).
 ///
 /// A property bluetoothd does not export reads as nil: `SupportedFeatures` and
 /// `SupportedCapabilities` do not exist in BlueZ 5.55, are experimental from 5.56 to 5.76 (so in
@@ -24,7 +24,7 @@ public struct AdvertisingCapabilities: Sendable, Equatable, CustomStringConverti
     public var availableInstances: Int?
     /// `ActiveInstances`: advertisements registered now, by every program on the adapter.
     public var activeInstances: Int?
-    /// `SupportedIncludes`: the values ``LocalAdvertisement``'s `includes` accepts
+    /// `SupportedIncludes`: the values `LocalAdvertisement`'s `includes` accepts
     /// (`"tx-power"`, `"appearance"`, `"local-name"`, `"rsi"`).
     public var supportedIncludes: [String]?
     /// `SupportedSecondaryChannels`: `"1M"`, `"2M"`, `"Coded"`; nil when not exported

@@ -10,7 +10,7 @@ import Futures
 /// ``PeripheralManager/startAdvertising(_:uuids:)`` manages: an `org.bluez.LEAdvertisement1`
 /// object registered with `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`.
 ///
-/// It stays on air until ``stop()``, the manager's ``PeripheralManager/shutdown()``, its
+/// It stays on air until ``stop(timeout:)``, the manager's ``PeripheralManager/shutdown()``, its
 /// `Timeout` (bluetoothd calls `Release()`), or bluetoothd going away; it is not registered
 /// again after bluetoothd restarts (add it again).
 public final class AdvertisingInstance: Sendable {

@@ -39,7 +39,7 @@ extension PeripheralManager {
     /// Advertises exactly `advertisement` (every `LEAdvertisement1` property), replacing the
     /// current advertisement, through `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`.
     /// Checked first against the adapter's ``advertisingCapabilities(timeout:)``
-    /// (``LocalAdvertisement/validate(against:operation:)``): the future fails with
+    /// (`LocalAdvertisement.validate(against:operation:)`): the future fails with
     /// `.invalidArguments` naming the limit hit (data length, interval range, …) before
     /// bluetoothd's bare "Failed to parse advertisement." could.
     public func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {

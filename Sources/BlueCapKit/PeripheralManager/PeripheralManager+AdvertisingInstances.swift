@@ -46,7 +46,7 @@ extension PeripheralManager {
     public var advertisingInstances: [AdvertisingInstance] { inner.withLock { $0.instances } }
 
     /// Advertises `advertisement` next to the others, in an instance of its own: checks it
-    /// (``LocalAdvertisement/validate(against:operation:)`` with the adapter's
+    /// (`LocalAdvertisement.validate(against:operation:)` with the adapter's
     /// ``advertisingCapabilities(timeout:)``: data lengths, intervals, secondary channel, a free
     /// instance), then `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`. The future
     /// fails with `.notPermitted` naming the instances in use when none is free, with
