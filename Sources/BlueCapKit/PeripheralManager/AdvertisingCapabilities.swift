@@ -86,7 +86,8 @@ public struct AdvertisingCapabilities: Sendable, Equatable, CustomStringConverti
     /// The advertising data limit validation uses: `MaxAdvLen` when reported, else 31 bytes.
     public var advertisingDataLimit: Int { maxAdvertisingDataLength ?? Self.legacyDataLength }
 
-    /// The scan response limit validation uses: `MaxScnRspLen` when reported, else 31 bytes.
+    /// The scan response limit: `MaxScnRspLen` when reported, else 31 bytes (bluetoothd shortens
+    /// a longer name to fit).
     public var scanResponseLimit: Int { maxScanResponseLength ?? Self.legacyDataLength }
 
     /// Instances in all: free plus active, when both are exported.

@@ -9,31 +9,34 @@ import Foundation
 extension LocalAdvertisement {
     /// The bytes of advertising data bluetoothd builds from this advertisement (each AD structure
     /// is a length byte, a type byte and its data): flags (3, when discoverable), `tx-power` (3),
-    /// appearance (4), the service and solicit UUID lists (one list per UUID size), service data,
-    /// manufacturer data and `Data`. The local name goes into the scan response, except for a
-    /// connectable advertisement on a secondary channel (extended advertising has no scan
-    /// response then).
+    /// appearance (4; 8 with the `appearance` include, as bluetoothd reserves the kernel's
+    /// copy), the service and solicit UUID lists (one list per UUID size), service data,
+    /// manufacturer data and `Data`. The local name is not counted: it goes into the scan
+    /// response (into the advertising data for a connectable advertisement on a secondary
+    /// channel, where extended advertising has no scan response), and bluetoothd shortens it to
+    /// what is left (Shortened Local Name, AD 0x08), so it never makes an advertisement too long.
+    /// Not counted either: the 3 bytes of flags the kernel adds to a connectable advertisement
+    /// without `discoverable` while the adapter itself is discoverable (`Adapter1.Discoverable`).
     public var advertisingDataLength: Int {
         var n = 0
         if discoverable == true || discoverableTimeout != nil { n += 3 }
         if includes.contains("tx-power") { n += 3 }
         if appearance != nil || includes.contains("appearance") { n += 4 }
+        // The `appearance` include: bluetoothd adds the structure and also keeps 4 bytes for the
+        // kernel's (`calc_max_adv_len`).
+        if includes.contains("appearance") { n += 4 }
         n += Self.uuidListsLength(serviceUUIDs) + Self.uuidListsLength(solicitUUIDs)
         for (uuid, value) in serviceData { n += 2 + Self.uuidSize(uuid) + value.count }
         for value in manufacturerData.values { n += 4 + value.count }
         for value in data.values { n += 2 + value.count }
-        if type == .peripheral, secondaryChannel != nil { n += localNameLength }
         return n
     }
 
-    /// The bytes of scan response: the local name (2 + its UTF-8 bytes), unless it went into the
-    /// advertising data.
+    /// The bytes of scan response the local name asks for (2 + its UTF-8 bytes; 0 when it goes
+    /// into the advertising data). bluetoothd shortens a name longer than the scan response
+    /// holds (31 bytes legacy) to a Shortened Local Name: more is not refused, it is cut.
     public var scanResponseLength: Int {
-        type == .peripheral && secondaryChannel != nil ? 0 : localNameLength
-    }
-
-    private var localNameLength: Int {
-        guard let localName, !localName.isEmpty else { return 0 }
+        guard let localName, !localName.isEmpty, !(type == .peripheral && secondaryChannel != nil) else { return 0 }
         return 2 + localName.utf8.count
     }
 
@@ -76,10 +79,6 @@ extension LocalAdvertisement {
         guard adLength <= adLimit else {
             throw fail("advertising data is \(adLength) bytes, over \(source) of \(adLimit) bytes: "
                        + "advertise fewer UUIDs or shorter data, drop \"tx-power\" from includes, or move the name to the scan response")
-        }
-        guard scanResponseLength <= caps.scanResponseLimit else {
-            throw fail("the scan response (local name) is \(scanResponseLength) bytes, over the limit of \(caps.scanResponseLimit) bytes: "
-                       + "use a shorter name")
         }
         if type == .broadcast, discoverable == true {
             throw fail("a broadcast advertisement cannot be discoverable (bluetoothd: \"Broadcast cannot set flags\", Core Vol 3 Part C 9.2): "

@@ -9,8 +9,9 @@ extension SimulatorCore {
     /// MaxInterval and TxPower) and throws `Failed` where bluetoothd would: the local name both
     /// set and included, an unknown include or secondary channel, intervals out of
     /// 0x20…0xFFFFFF units or min above max, TxPower outside -127…20, DiscoverableTimeout above
-    /// Timeout, advertising data over `MaxAdvLen` (less 3 for flags and TX power, 4 for
-    /// appearance, as `calc_max_adv_len`), a scan response over `MaxScnRspLen`.
+    /// Timeout, a discoverable broadcast, advertising data over `MaxAdvLen` (less 3 for flags and
+    /// TX power, 4 for appearance, as `calc_max_adv_len`). A long name is no failure: bluetoothd
+    /// shortens it to fit.
     func checkedAdvertisement(_ given: LEAdvertisementData) throws(BlueZErrorReply) -> LEAdvertisementData {
         let failed = BlueZErrorReply.failed("Failed to parse advertisement.")
         var ad = given
@@ -33,7 +34,6 @@ extension SimulatorCore {
         // "Broadcast cannot set flags" (5.55 to 5.82).
         if ad.type == "broadcast", ad.discoverable == true { throw failed }
         if Self.advertisingDataLength(ad) > Int(maxAdvertisingDataLength) { throw failed }
-        if let name = ad.localName, 2 + name.utf8.count > Int(maxAdvertisingDataLength) { throw failed }
         return ad
     }
 
@@ -45,6 +45,7 @@ extension SimulatorCore {
         if ad.discoverable == true { n += 3 }
         if ad.includes.contains("tx-power") { n += 3 }
         if ad.appearance != nil || ad.includes.contains("appearance") { n += 4 }
+        if ad.includes.contains("appearance") { n += 4 }
         n += uuidListsLength(ad.serviceUUIDs) + uuidListsLength(ad.solicitUUIDs)
         for (uuid, value) in ad.serviceData { n += 2 + uuidSize(uuid) + value.count }
         for value in ad.manufacturerData.values { n += 4 + value.count }
