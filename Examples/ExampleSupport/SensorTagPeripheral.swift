@@ -70,8 +70,34 @@ package final class SensorTagPeripheral: @unchecked Sendable {
             .flatMap { [self] _ in
                 say("service-added", [("uuid", .string(Accelerometer.uuid.uuidString))],
                               text: "added \(Accelerometer.name) service \(Accelerometer.uuid)")
-                return manager.startAdvertising(name, uuids: [Accelerometer.uuid])
+                return manager.startAdvertising(advertisement)
             }
+            .flatMap { [self] _ in manager.advertisingCapabilities() }
+            .map { [self] capabilities in describe(advertisement, capabilities) }
+    }
+
+    /// What is advertised: the `name` and the service UUID, connectable, discoverable, with the
+    /// TX power (as ``PeripheralManager/startAdvertising(_:uuids:)`` does).
+    package var advertisement: LocalAdvertisement {
+        LocalAdvertisement(type: .peripheral, serviceUUIDs: [Accelerometer.uuid.uuidString], localName: name)
+    }
+
+    /// One `advertisement` event (stderr, or a JSON line with --json): every property sent to
+    /// bluetoothd, the bytes it takes in the advertising data and scan response against the
+    /// adapter's limits, and the instances in use.
+    private func describe(_ ad: LocalAdvertisement, _ caps: AdvertisingCapabilities) {
+        let fields: [(String, JSON)] = [
+            ("type", .string(ad.type.rawValue)), ("localName", JSON.optional(ad.localName)),
+            ("serviceUUIDs", .array(ad.serviceUUIDs.map(JSON.string))), ("includes", .array(ad.includes.map(JSON.string))),
+            ("discoverable", ad.discoverable.map(JSON.bool) ?? .null),
+            ("advertisingDataBytes", .integer(ad.advertisingDataLength)), ("advertisingDataLimit", .integer(caps.advertisingDataLimit)),
+            ("scanResponseBytes", .integer(ad.scanResponseLength)), ("scanResponseLimit", .integer(caps.scanResponseLimit)),
+            ("activeInstances", caps.activeInstances.map(JSON.integer) ?? .null),
+            ("freeInstances", caps.availableInstances.map(JSON.integer) ?? .null),
+        ]
+        console.event("advertisement", fields, text: "advertisement: \(ad.type.rawValue) \"\(ad.localName ?? "")\" uuids \(ad.serviceUUIDs) "
+                      + "includes \(ad.includes), data \(ad.advertisingDataLength)/\(caps.advertisingDataLimit) B, "
+                      + "scan response \(ad.scanResponseLength)/\(caps.scanResponseLimit) B; adapter: \(caps)")
     }
 
     /// The first `.poweredOn` of the manager, or a failure naming the state after `timeout`.

@@ -22,23 +22,40 @@ extension PeripheralManager {
 
     /// Advertises an iBeacon: `ManufacturerData` {0x004C: ``BeaconRegion/manufacturerData``}
     /// (type 0x02, length 0x15, proximity UUID, major, minor, measured power), Type `"broadcast"`
-    /// (not connectable), Discoverable so BlueZ centrals report it, nothing else included so the
-    /// 30-byte payload fits the 31-byte advertising data.
+    /// (not connectable), nothing else included: 27 bytes of the 31.
+    ///
+    /// Without the discoverable flags: bluetoothd refuses a broadcast advertisement that sets
+    /// them ("Broadcast cannot set flags", 5.55 to 5.82). iOS and Android scanners report it;
+    /// a BlueZ central reports an LE advertiser without a discoverable flag only while some
+    /// client set a discovery filter (`Adapter1.SetDiscoveryFilter`, as ``CentralManager``'s
+    /// scan does) or through an advertisement monitor (`device_is_discoverable` in
+    /// bluetoothd's `src/adapter.c`).
     public func startAdvertising(beacon: BeaconRegion) -> Future<Void> {
         startAdvertising(LocalAdvertisement(type: .broadcast,
                                             manufacturerData: [BeaconRegion.appleCompanyIdentifier: beacon.manufacturerData],
-                                            includes: [], discoverable: true))
+                                            includes: [], discoverable: nil))
     }
 
-    /// Advertises exactly `advertisement` (any `LEAdvertisement1` properties).
-    func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
-        enqueue("startAdvertising", call: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement") { [weak self] in
+    /// Advertises exactly `advertisement` (every `LEAdvertisement1` property), replacing the
+    /// current advertisement, through `org.bluez.LEAdvertisingManager1.RegisterAdvertisement`.
+    /// Checked first against the adapter's ``advertisingCapabilities(timeout:)``
+    /// (`LocalAdvertisement.validate(against:operation:)`): the future fails with
+    /// `.invalidArguments` naming the limit hit (data length, interval range, …) before
+    /// bluetoothd's bare "Failed to parse advertisement." could.
+    public func startAdvertising(_ advertisement: LocalAdvertisement) -> Future<Void> {
+        let operation = "PeripheralManager.startAdvertising (org.bluez.LEAdvertisingManager1.RegisterAdvertisement)"
+        return enqueue("startAdvertising", call: "org.bluez.LEAdvertisingManager1.RegisterAdvertisement") { [weak self] in
             guard let self else { return }
             let old = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
             if let old {
                 await old.unregister()
                 advertisingStream.success(false)
             }
+            var caps = try await readCapabilities(operation: operation)
+            // The instance the old one freed may not be counted yet (bluetoothd updates
+            // SupportedInstances after its reply): RegisterAdvertisement says it if none is free.
+            caps.availableInstances = nil
+            try advertisement.validate(against: caps, operation: operation)
             inner.withLock { $0.wantedAdvertisement = advertisement }
             do { try await registerAdvertisement() } catch {
                 inner.withLock { $0.wantedAdvertisement = nil }

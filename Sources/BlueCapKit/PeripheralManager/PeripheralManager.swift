@@ -50,6 +50,9 @@ public final class PeripheralManager: Sendable {
         var application: GattApplicationHandle?
         var wantedAdvertisement: LocalAdvertisement?
         var advertisement: AdvertisementHandle?
+        /// The advertisements added with `addAdvertisement`, not stopped.
+        var instances: [AdvertisingInstance] = []
+        var instanceCounter = 0
         var tail: Task<Void, Never>?
         var observation: ObjectTreeObservation?
     }
@@ -290,7 +293,8 @@ public final class PeripheralManager: Sendable {
         follow(handle.registration, owner: owner, advertisement: false)
     }
 
-    /// Stops advertising and removes every service (in that order), for a clean exit:
+    /// Stops advertising (the advertisement and every ``AdvertisingInstance``) and removes every
+    /// service (in that order), for a clean exit:
     /// `org.bluez.LEAdvertisingManager1.UnregisterAdvertisement`, then
     /// `org.bluez.GattManager1.UnregisterApplication`, each with a 5 s timeout. Starts at once
     /// (not after queued operations); the future never fails (a bluetoothd already gone is fine).
@@ -298,6 +302,7 @@ public final class PeripheralManager: Sendable {
     public func shutdown() -> Future<Void> {
         let ad = inner.withLock { s in defer { s.advertisement = nil; s.wantedAdvertisement = nil }; return s.advertisement }
         let app = inner.withLock { s in defer { s.application = nil; s.services = [] }; return s.application }
+        let instances = inner.withLock { s in defer { s.instances = [] }; return s.instances }
         let stream = advertisingStream
         let promise = Promise<Void>()
         let context = self.context
@@ -306,6 +311,7 @@ public final class PeripheralManager: Sendable {
                 await ad.unregister()
                 stream.success(false)
             }
+            for instance in instances { await instance.handle.unregister() }
             await app?.unregister()
             context.execute { promise.success(()) }
         }

@@ -39,12 +39,50 @@ public struct LocalAdvertisement: Sendable, Equatable {
     /// the registration when a type is one it builds itself (flags, UUID lists, names, TX power,
     /// service or manufacturer data, appearance, …: `type_reject_list` in `src/shared/ad.c`).
     public var data: [UInt8: Data]
+    /// `SolicitUUIDs`: services the advertiser asks a central to offer (AD types 0x14/0x1F/0x15).
+    public var solicitUUIDs: [String] = []
+    /// `DiscoverableTimeout` in seconds: after it, the advertisement drops the discoverable flag
+    /// (bluetoothd sets Limited Discoverable meanwhile). Only with ``discoverable`` true;
+    /// not longer than ``timeout``.
+    public var discoverableTimeout: UInt16?
+    /// `Duration` in seconds: how long this instance is on air each turn when several rotate.
+    public var duration: UInt16?
+    /// `Timeout` in seconds: bluetoothd releases the advertisement (`Release()`) after it.
+    public var timeout: UInt16?
+    /// `MinInterval` in milliseconds (20 … 10 485 759). BlueZ 5.66 reads it only with
+    /// `--experimental`; 5.55 ignores it; 5.82 always reads it.
+    public var minInterval: UInt32?
+    /// `MaxInterval` in milliseconds (20 … 10 485 759, not below ``minInterval``); read as
+    /// ``minInterval`` is.
+    public var maxInterval: UInt32?
+    /// `SecondaryChannel`: the PHY of extended advertising's secondary channel, one of the
+    /// adapter's `SupportedSecondaryChannels`.
+    public var secondaryChannel: SecondaryChannel?
+
+    /// `SecondaryChannel`'s values.
+    public enum SecondaryChannel: String, Sendable, Equatable, CaseIterable {
+        /// `"1M"`.
+        case oneM = "1M"
+        /// `"2M"`.
+        case twoM = "2M"
+        /// `"Coded"`.
+        case coded = "Coded"
+    }
 
     /// An advertisement.
     public init(type: Kind = .peripheral, serviceUUIDs: [String] = [], localName: String? = nil,
                 manufacturerData: [UInt16: Data] = [:], serviceData: [String: Data] = [:],
                 includes: [String] = ["tx-power"], appearance: UInt16? = nil, discoverable: Bool? = true,
-                txPower: Int16? = nil, data: [UInt8: Data] = [:]) {
+                txPower: Int16? = nil, data: [UInt8: Data] = [:], solicitUUIDs: [String] = [],
+                discoverableTimeout: UInt16? = nil, duration: UInt16? = nil, timeout: UInt16? = nil,
+                minInterval: UInt32? = nil, maxInterval: UInt32? = nil, secondaryChannel: SecondaryChannel? = nil) {
+        self.solicitUUIDs = solicitUUIDs
+        self.discoverableTimeout = discoverableTimeout
+        self.duration = duration
+        self.timeout = timeout
+        self.minInterval = minInterval
+        self.maxInterval = maxInterval
+        self.secondaryChannel = secondaryChannel
         self.type = type
         self.serviceUUIDs = serviceUUIDs
         self.localName = localName
@@ -86,13 +124,23 @@ public struct LocalAdvertisement: Sendable, Equatable {
             let entries = data.sorted { $0.key < $1.key }.map { DBusValue.DictEntry(.byte($0.key), .variant($0.value.dbusValue)) }
             p.append(DBusProperty("Data", type: .dict(key: .byte, value: .variant), value: .dict(key: .byte, value: .variant, entries)))
         }
+        if !solicitUUIDs.isEmpty {
+            p.append(DBusProperty("SolicitUUIDs", type: .array(.string), value: solicitUUIDs.map { $0.lowercased() }.dbusValue))
+        }
+        if let discoverableTimeout { p.append(DBusProperty("DiscoverableTimeout", type: .uint16, value: .uint16(discoverableTimeout))) }
+        if let duration { p.append(DBusProperty("Duration", type: .uint16, value: .uint16(duration))) }
+        if let timeout { p.append(DBusProperty("Timeout", type: .uint16, value: .uint16(timeout))) }
+        if let minInterval { p.append(DBusProperty("MinInterval", type: .uint32, value: .uint32(minInterval))) }
+        if let maxInterval { p.append(DBusProperty("MaxInterval", type: .uint32, value: .uint32(maxInterval))) }
+        if let secondaryChannel { p.append(DBusProperty("SecondaryChannel", type: .string, value: .string(secondaryChannel.rawValue))) }
         return p
     }
 
-    /// Exports the advertisement at `path` (answering only `allowedCaller`), then calls
+    /// (`package`: BlueCapKit's API carries no D-Bus type; it registers through
+    /// `PeripheralManager`.) Exports the advertisement at `path` (answering only `allowedCaller`), then calls
     /// `org.bluez.LEAdvertisingManager1.RegisterAdvertisement(path, {})` on `adapter`.
     /// `onRelease` runs (on the connection's thread) when bluetoothd calls `Release()`.
-    public func register(on connection: Connection, adapter: ObjectPath, path: ObjectPath = "/org/bluecap/advertisement0",
+    package func register(on connection: Connection, adapter: ObjectPath, path: ObjectPath = "/org/bluecap/advertisement0",
                          allowedCaller: String, timeout: Duration = .seconds(25),
                          onRelease: (@Sendable () -> Void)? = nil) async throws(BlueZError) -> AdvertisementHandle {
         let handle = AdvertisementHandle(advertisement: self, connection: connection, adapter: adapter, path: path, onRelease: onRelease)

@@ -191,6 +191,13 @@ extension BlueZSimulator {
         if case .uint16(let a)? = p["Appearance"] { ad.appearance = a }
         if case .bool(let d)? = p["Discoverable"] { ad.discoverable = d }
         if case .int16(let t)? = p["TxPower"] { ad.txPower = t }
+        ad.solicitUUIDs = (strings(p["SolicitUUIDs"]) ?? []).compactMap(BluetoothUUID.normalize)
+        if case .uint16(let v)? = p["DiscoverableTimeout"] { ad.discoverableTimeout = v }
+        if case .uint16(let v)? = p["Duration"] { ad.duration = v }
+        if case .uint16(let v)? = p["Timeout"] { ad.timeout = v }
+        if case .uint32(let v)? = p["MinInterval"] { ad.minInterval = v }
+        if case .uint32(let v)? = p["MaxInterval"] { ad.maxInterval = v }
+        ad.secondaryChannel = string(p["SecondaryChannel"])
         if case .dict(_, _, let entries)? = p["ManufacturerData"] {
             for e in entries { if case .uint16(let id) = e.key, let b = bytes(e.value) { ad.manufacturerData[id] = b } }
         }

@@ -31,6 +31,8 @@ extension PropertyValue {
             .dict(key: .string, value: .variant, v.sorted { $0.key < $1.key }.map {
                 .init(.string($0.key), .variant(.array(element: .byte, $0.value.map { .byte($0) })))
             })
+        case .options(let v):
+            .dict(key: .string, value: .variant, v.sorted { $0.key < $1.key }.map { .init(.string($0.key), .variant($0.value.dbus)) })
         }
     }
 

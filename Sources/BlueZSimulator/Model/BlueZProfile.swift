@@ -56,6 +56,13 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     /// `Adapter1.ConnectDevice` answers `AlreadyExists` when a device object for the address
     /// exists (up to 5.68); from 5.69 it connects that device and answers its path.
     public var connectDeviceRejectsExisting = true
+    /// `LEAdvertisingManager1.SupportedFeatures` and `SupportedCapabilities` exist (5.56+).
+    public var advertisingCapabilities = true
+    /// They are experimental (5.56 to 5.76: exported only with ``experimental``), and so is the
+    /// parsing of `LEAdvertisement1.MinInterval`, `MaxInterval` and `TxPower` (ignored without it).
+    public var advertisingCapabilitiesExperimental = true
+    /// `LEAdvertisement1.MinInterval`, `MaxInterval` and `TxPower` exist (5.56+; 5.55 ignores them).
+    public var advertisementIntervals = true
     /// `Device1.AdvertisingData` and `Device1.AdvertisingFlags` are experimental (up to 5.77:
     /// exported only with ``experimental``).
     public var deviceAdvertisingDataExperimental: Bool
@@ -83,10 +90,17 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
 
     /// BlueZ 5.55 (Debian 11): no advertisement monitors at all, no characteristic MTU, no
     /// `Bonded`, no `PowerState`.
-    public static let bluez5_55 = BlueZProfile(
-        version: "5.55", advertisementMonitors: false, characteristicMTU: false, deviceBonded: false,
-        adapterPowerState: false, adapterManufacturerAndVersion: false, adapterConnectable: false,
-        adapterExperimentalFeatures: false)
+    /// No `SupportedFeatures`/`SupportedCapabilities`, and advertisement intervals and TX power
+    /// are not read.
+    public static let bluez5_55: BlueZProfile = {
+        var p = BlueZProfile(
+            version: "5.55", advertisementMonitors: false, characteristicMTU: false, deviceBonded: false,
+            adapterPowerState: false, adapterManufacturerAndVersion: false, adapterConnectable: false,
+            adapterExperimentalFeatures: false)
+        p.advertisingCapabilities = false
+        p.advertisementIntervals = false
+        return p
+    }()
 
     /// BlueZ 5.66 (Debian 12): what the simulator imitated before profiles; the default.
     /// `PowerState` is experimental there.
@@ -104,6 +118,7 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
             adapterPowerState: true, adapterManufacturerAndVersion: true, adapterConnectable: true,
             adapterExperimentalFeatures: true, deviceAdvertisingDataExperimental: false)
         p.connectDeviceRejectsExisting = false
+        p.advertisingCapabilitiesExperimental = false
         return p
     }()
 
@@ -124,6 +139,14 @@ public struct BlueZProfile: Sendable, Equatable, CustomStringConvertible {
     public var exportsPowerState: Bool { adapterPowerState && (experimental || !adapterPowerStateExperimental) }
     /// Device1 has `AdvertisingData` (when some AD structure was kept raw) and `AdvertisingFlags`.
     public var exportsDeviceAdvertisingData: Bool { experimental || !deviceAdvertisingDataExperimental }
+    /// LEAdvertisingManager1 has `SupportedFeatures` and `SupportedCapabilities`.
+    public var exportsAdvertisingCapabilities: Bool {
+        advertisingCapabilities && (experimental || !advertisingCapabilitiesExperimental)
+    }
+    /// `LEAdvertisement1.MinInterval`, `MaxInterval` and `TxPower` are read (else ignored).
+    public var readsAdvertisementIntervals: Bool {
+        advertisementIntervals && (experimental || !advertisingCapabilitiesExperimental)
+    }
     /// Adapter1 has `ExperimentalFeatures`.
     public var exportsExperimentalFeatures: Bool { adapterExperimentalFeatures && !experimentalFeatures.isEmpty }
 

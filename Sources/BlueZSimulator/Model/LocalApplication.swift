@@ -25,6 +25,20 @@ public struct LEAdvertisementData: Sendable, Equatable {
     public var txPower: Int16?
     /// Data: other AD structures, AD type → data.
     public var data: [UInt8: [UInt8]] = [:]
+    /// SolicitUUIDs (normalized).
+    public var solicitUUIDs: [String] = []
+    /// DiscoverableTimeout, seconds.
+    public var discoverableTimeout: UInt16?
+    /// Duration, seconds.
+    public var duration: UInt16?
+    /// Timeout, seconds.
+    public var timeout: UInt16?
+    /// MinInterval, ms (nil when the profile ignores it).
+    public var minInterval: UInt32?
+    /// MaxInterval, ms (nil when the profile ignores it).
+    public var maxInterval: UInt32?
+    /// SecondaryChannel.
+    public var secondaryChannel: String?
 
     /// Empty advertisement data.
     public init() {}

@@ -31,6 +31,8 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
     case serviceData([String: [UInt8]])
     /// `a{yv}` whose variants hold `ay` (Device1.AdvertisingData: AD type → data).
     case adStructures([UInt8: [UInt8]])
+    /// `a{sv}` of basic values (LEAdvertisingManager1.SupportedCapabilities).
+    indirect case options([String: PropertyValue])
 
     /// The D-Bus signature this value is sent with.
     public var signature: String {
@@ -48,6 +50,7 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
         case .manufacturerData: "a{qv}"
         case .serviceData: "a{sv}"
         case .adStructures: "a{yv}"
+        case .options: "a{sv}"
         }
     }
 
@@ -66,6 +69,7 @@ public enum PropertyValue: Sendable, Equatable, CustomStringConvertible {
         case .manufacturerData(let v): "mfr \(v.mapValues(\.hexString))"
         case .serviceData(let v): "svc \(v.mapValues(\.hexString))"
         case .adStructures(let v): "ad \(v.mapValues(\.hexString))"
+        case .options(let v): "options \(v.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })"
         }
     }
 

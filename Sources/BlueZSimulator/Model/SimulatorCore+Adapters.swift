@@ -81,13 +81,24 @@ extension SimulatorCore {
         return map
     }
 
+    /// `LEAdvertisingManager1`'s properties: `SupportedSecondaryChannels` only when the
+    /// controller has some (bluetoothd's `secondary_exists`), `SupportedFeatures` and
+    /// `SupportedCapabilities` as the profile exports them.
     func advertisingManagerProperties(_ a: AdapterState) -> [String: PropertyValue] {
-        [
+        var p: [String: PropertyValue] = [
             "ActiveInstances": .byte(UInt8(a.advertisements.count)),
             "SupportedInstances": .byte(supportedAdvertisingInstances - UInt8(min(Int(supportedAdvertisingInstances), a.advertisements.count))),
             "SupportedIncludes": .strings(["tx-power", "appearance", "local-name"]),
-            "SupportedSecondaryChannels": .strings([]),
         ]
+        if !supportedSecondaryChannels.isEmpty { p["SupportedSecondaryChannels"] = .strings(supportedSecondaryChannels) }
+        if profile.exportsAdvertisingCapabilities {
+            p["SupportedFeatures"] = .strings(supportedAdvertisingFeatures)
+            p["SupportedCapabilities"] = .options([
+                "MaxAdvLen": .byte(maxAdvertisingDataLength), "MaxScnRspLen": .byte(maxAdvertisingDataLength),
+                "MinTxPower": .int16(-34), "MaxTxPower": .int16(10),
+            ])
+        }
+        return p
     }
 
     func adapterUUIDs(_ a: AdapterState) -> [String] {

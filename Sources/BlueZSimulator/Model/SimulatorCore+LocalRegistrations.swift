@@ -38,7 +38,7 @@ extension SimulatorCore {
         guard a.advertisements[key] == nil else { throw .alreadyExists }
         guard ad.type == "peripheral" || ad.type == "broadcast" else { throw .invalidArguments }
         guard a.advertisements.count < Int(supportedAdvertisingInstances) else { throw .notPermitted("Maximum advertisements reached") }
-        a.advertisements[key] = ad
+        a.advertisements[key] = try checkedAdvertisement(ad)
         store.update(a.path, "org.bluez.LEAdvertisingManager1", advertisingManagerProperties(a).mapValues { $0 })
         adapterPeer(index).advertisingChanged()
     }

@@ -51,6 +51,13 @@ public final class SimulatorCore: @unchecked Sendable {
     public var maximumMTU: UInt16 = 517
     /// Advertising instances each adapter supports.
     public var supportedAdvertisingInstances: UInt8 = 5
+    /// The controller's advertising data and scan response maximum (`MaxAdvLen`,
+    /// `MaxScnRspLen`): 31, a legacy-only controller.
+    public var maxAdvertisingDataLength: UInt8 = 31
+    /// `SupportedSecondaryChannels` (extended advertising); empty: not exported.
+    public var supportedSecondaryChannels: [String] = []
+    /// `SupportedFeatures`.
+    public var supportedAdvertisingFeatures: [String] = ["CanSetTxPower"]
     /// Fast path for notification bursts: given a characteristic path, returns a function that
     /// emits one Value PropertiesChanged (set by the D-Bus face; nil: through the store).
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
