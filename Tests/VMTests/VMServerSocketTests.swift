@@ -17,6 +17,18 @@ extension RealBlueZTests {
         static let count = 1_000
         static let window = 50
 
+        /// The peer found, connected (its connection collectors) and its test service discovered.
+        static func connectedService(_ pair: Pair) async throws
+            -> (Peripheral, (events: Collector<ConnectionEvent>, failures: Collector<String>), Service) {
+            let p = try await pair.discover()
+            let c = pair.connect(p)
+            #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
+            _ = try await p.discoverServices([serviceUUID], timeout: .seconds(30)).value
+            let service = try #require(p.service(serviceUUID))
+            _ = try await service.discoverCharacteristics(timeout: .seconds(10)).value
+            return (p, c, service)
+        }
+
         /// The process's user + system CPU time.
         static func cpu() -> Duration {
             var usage = rusage()
@@ -35,12 +47,7 @@ extension RealBlueZTests {
                 viaMessages.offersNotifySocket = false
                 try await pair.peripheral.add(MutableService(uuid: Self.serviceUUID, characteristics: [viaSocket, viaMessages])).value
 
-                let p = try await pair.discover()
-                let c = pair.connect(p)
-                #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
-                _ = try await p.discoverServices([Self.serviceUUID], timeout: .seconds(30)).value
-                let service = try #require(p.service(Self.serviceUUID))
-                _ = try await service.discoverCharacteristics(timeout: .seconds(10)).value
+                let (p, c, service) = try await Self.connectedService(pair)
 
                 var figures: [String: (rate: Double, cpu: Double)] = [:]
                 // bluetoothd 5.55 loses notifications sent as bursts of PropertiesChanged (78 of
@@ -110,12 +117,7 @@ extension RealBlueZTests {
                     got.append(d.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
                 }
 
-                let p = try await pair.discover()
-                let c = pair.connect(p)
-                #expect(try await c.events.wait(for: 1, timeout: .seconds(90)) == [.connect], "\(c.failures.items)")
-                _ = try await p.discoverServices([Self.serviceUUID], timeout: .seconds(30)).value
-                let service = try #require(p.service(Self.serviceUUID))
-                _ = try await service.discoverCharacteristics(timeout: .seconds(10)).value
+                let (p, c, service) = try await Self.connectedService(pair)
                 let remote = try #require(service.characteristic(Self.writeUUID))
                 // The first write alone: bluetoothd keeps writes that arrive while its AcquireWrite
                 // call is out as pointers into its receive buffer, so a second write in that window

@@ -155,14 +155,24 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
         if pendingSocketWrites[vh] != nil { return pendingSocketWrites[vh]!.append((value, done)) }
         pendingSocketWrites[vh] = [(value, done)]
         guard let bridge = core.bridge else { return }
+        onQueue(bridge.acquireWrite, owner: owner, path: path, central: central) { peer, result in
+            peer.acquireWriteReplied(result, vh, owner: owner, path: path, central: central)
+        }
+    }
+
+    /// Makes an `AcquireNotify`/`AcquireWrite` call (`acquire`) and hands its reply to `then` on
+    /// the simulator's queue; a descriptor received after this peer went is closed.
+    private func onQueue(_ acquire: (String, String, ServerRequestOptions, @escaping @Sendable (Result<Int32, BlueZErrorReply>) -> Void) -> Void,
+                         owner: String, path: String, central: CentralContext,
+                         then: @escaping @Sendable (AdapterPeer, Result<Int32, BlueZErrorReply>) -> Void) {
         let queue = core.queue
-        bridge.acquireWrite(owner: owner, path: path, options: options(central, offset: 0, type: nil)) { [weak self] result in
+        acquire(owner, path, options(central, offset: 0, type: nil)) { [weak self] result in
             queue.async { [weak self] in
                 guard let peer = self else {
                     if case .success(let fd) = result { _ = Glibc.close(fd) }
                     return
                 }
-                peer.acquireWriteReplied(result, vh, owner: owner, path: path, central: central)
+                then(peer, result)
             }
         }
     }
@@ -202,15 +212,8 @@ final class AdapterPeer: RemotePeer, @unchecked Sendable {
     private func startNotifying(_ vh: UInt16, owner: String, path: String, central: CentralContext) {
         guard let bridge = core.bridge else { return }
         guard acquirable.contains(vh) else { return bridge.setNotifying(owner: owner, path: path, enabled: true) }
-        let queue = core.queue
-        bridge.acquireNotify(owner: owner, path: path, options: options(central, offset: 0, type: nil)) { [weak self] result in
-            queue.async { [weak self] in
-                guard let peer = self else {
-                    if case .success(let fd) = result { _ = Glibc.close(fd) }
-                    return
-                }
-                peer.acquireNotifyReplied(result, vh, owner: owner, path: path)
-            }
+        onQueue(bridge.acquireNotify, owner: owner, path: path, central: central) { peer, result in
+            peer.acquireNotifyReplied(result, vh, owner: owner, path: path)
         }
     }
 
