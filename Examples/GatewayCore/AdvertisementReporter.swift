@@ -26,11 +26,18 @@ package final class AdvertisementReporter: Sendable {
         self.publish = publish
     }
 
-    /// Starts the scan (`org.bluez.Adapter1.StartDiscovery` through the manager).
-    package func start() {
+    /// Scans (`org.bluez.Adapter1.StartDiscovery` through the manager) whenever the manager is
+    /// powered on: at once when it is, else once it is, and again after bluetoothd or the adapter
+    /// came back (their going ends the scan). `failed` hears a scan that ended with an error.
+    package func start(failed: @escaping @Sendable (String) -> Void = { _ in }) {
         guard !patterns.isEmpty else { return }
-        manager.startScanning(capacity: 256, options: ScanOptions(allowDuplicates: true)).onSuccess(cancelToken: token) { [self] peripheral in
-            consider(peripheral.address.uppercased(), peripheral.name, peripheral.rssi, peripheral.advertisement)
+        manager.whenStateChanges().onSuccess(cancelToken: token) { [self] state in
+            guard state == .poweredOn, !manager.isScanning else { return }
+            let scan = manager.startScanning(capacity: 256, options: ScanOptions(allowDuplicates: true))
+            scan.onSuccess(cancelToken: token) { [self] peripheral in
+                consider(peripheral.address.uppercased(), peripheral.name, peripheral.rssi, peripheral.advertisement)
+            }
+            scan.onFailure(cancelToken: token) { error in failed("\(error)") }
         }
     }
 

@@ -73,7 +73,10 @@ package final class Gateway: GatewaySink {
         client.subscribe(topics.setFilter, qos: 1)
         let first = try client.start()
         for follower in followers.values { follower.start() }
-        reporter?.start()
+        reporter?.start { [weak self] error in
+            self?.event("scan-ended", nil, [("error", .string(error))],
+                        text: "the advertisement scan ended: \(error); it starts again once the adapter is powered on")
+        }
         Task { [weak self] in
             while let self, !self.statsToken.isCancelled {
                 try? await Task.sleep(for: .seconds(10))

@@ -32,7 +32,13 @@ struct ExamplesGatewayFaultTests {
             CharacteristicConfig(uuid: BLEUUID(string: counter)!, name: "counter", format: .uint32, notify: true),
             CharacteristicConfig(uuid: BLEUUID(string: level)!, name: "level", format: .uint8, read: true, writable: true),
         ])]
+        config.advertisements = [AdvertisementPattern(manufacturerID: 0xFFFF)]
         return config
+    }
+
+    /// A beacon the advertisement pattern matches (not connectable).
+    static func beacon(_ address: String) -> SimulatedPeripheral {
+        SimulatedPeripheral.spec(address: address).connectable(false).manufacturerData(id: 0xFFFF, data: Data([1, 2, 3]))
     }
 
     /// Notifies `value` and waits for its reading. Called once the level's reading of this
@@ -55,6 +61,7 @@ struct ExamplesGatewayFaultTests {
         let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
         defer { simulator.stop() }
         simulator.add(Self.device())
+        simulator.add(Self.beacon("C0:FF:EE:00:30:01"))
         let gateway = try Gateway(config: Self.config(), broker: broker.address, session: simulator.session(),
                                   console: Console(program: "ble-gateway", json: false, verbose: false))
         defer { gateway.stop() }
@@ -62,6 +69,8 @@ struct ExamplesGatewayFaultTests {
 
         // Level is read after the counter's subscription: its reading means both are set up.
         try await watcher.wait("\(Self.base)/level") { $0.json?["value"] as? Int == 3 }
+        // The advertisement scan runs (started before the adapter was known to be powered on).
+        try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:01") { _ in true }
         try await Self.notifyAndWait(simulator, watcher, 1)
         watcher.publish("\(Self.base)/level/set", #"{"value": 7, "id": "s1"}"#)
         let result = try await watcher.wait("\(Self.base)/level/set/result") { $0.json?["id"] as? String == "s1" }
@@ -84,6 +93,9 @@ struct ExamplesGatewayFaultTests {
         try await watcher.wait("\(Self.base)/state", from: from, timeout: .seconds(40)) { $0.json?["connected"] as? Bool == true }
         try await watcher.wait("\(Self.base)/level", from: from) { $0.json?["value"] as? Int == 3 }
         try await Self.notifyAndWait(simulator, watcher, 3)
+        // The restart ended the scan; it runs again: a beacon that appears now is reported.
+        simulator.add(Self.beacon("C0:FF:EE:00:30:02"))
+        try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:02", from: from) { _ in true }
         #expect(gateway.counts.dropped == 0)
     }
 }
