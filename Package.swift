@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "Locking", "BlueCapTesting"], swiftSettings: strict),
         .testTarget(name: "TimingTests", dependencies: ["Timing", "Locking"], swiftSettings: strict),
         .testTarget(name: "FuturesTests", dependencies: ["Futures", "Locking", "Timing"], swiftSettings: strict),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator"], swiftSettings: strict),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueCapKitTests", dependencies: ["BlueCapKit", "TestSupport", "BlueZSimulator", "Locking"], swiftSettings: strict),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "BlueCapKit", "DBus", "TestSupport", "Locking"],
                     exclude: ["Scenarios"], swiftSettings: strict),
@@ -108,6 +108,6 @@ let package = Package(
         .executableTarget(name: "bluecap-soak", dependencies: ["BlueCapKit", "BlueZSimulator", "TestSupport", "Locking"],
                           path: "Tests/Soak", swiftSettings: strict),
         // Real BlueZ (Scripts/bluez-vm): skipped unless BLUECAP_VM=1, run inside the VM by test-vm.
-        .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "VMTests", dependencies: ["BlueCapKit", "TestSupport", "Locking"], swiftSettings: strict),
     ]
 )

@@ -3,7 +3,6 @@
 
 import BlueCapKit
 import Foundation
-import Synchronization
 
 /// Finds a TI SensorTag accelerometer, connects (with retries), configures it and streams
 /// its samples. Reconnects after a disconnection; the chain then runs again from discovery on.
@@ -33,7 +32,7 @@ package final class AccelerometerCentral: Sendable {
         var attempt = 1
         var stopped = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init(manager: CentralManager, console: Console, periodMs: Int, policy: Policy = Policy()) {
         self.manager = manager

@@ -6,7 +6,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 // MARK: - JSON values
 
@@ -74,7 +73,7 @@ package final class Console: Sendable {
     /// Serialises writes so that lines from several threads never interleave; its state counts
     /// the writes. (Not a zero-sized state: ThreadSanitizer's Swift access checks report an
     /// empty lock state as a race on the lock itself.)
-    private let lock = Mutex(0)
+    private let lock = Guarded(0)
 
     package init(program: String, json: Bool, verbose: Bool = true, prefix: String = "", toStderrOnly: Bool = false) {
         self.program = program

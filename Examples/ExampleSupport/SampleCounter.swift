@@ -1,10 +1,9 @@
 // SampleCounter: numbers samples up to an optional limit.
 
-import Synchronization
 
 /// Counts samples up to an optional limit (later ones are dropped).
 package final class SampleCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Guarded(0)
     package let limit: Int?
     package init(limit: Int?) { self.limit = limit }
 

@@ -4,7 +4,6 @@
 import BlueCapKit
 import ExampleSupport
 import Foundation
-import Synchronization
 
 /// Scans (duplicates on) and publishes each advertisement that matches an
 /// ``AdvertisementPattern``: when its data changed, or at most every `interval` when it did not.
@@ -15,7 +14,7 @@ package final class AdvertisementReporter: Sendable {
     private let publish: @Sendable (_ address: String, _ payload: JSON) -> Void
     private let interval: Duration
     private struct Seen { var payload: String; var at: ContinuousClock.Instant }
-    private let seen = Mutex([String: Seen]())
+    private let seen = Guarded([String: Seen]())
     private let token = CancelToken()
 
     package init(patterns: [AdvertisementPattern], manager: CentralManager, interval: Duration = .seconds(30),

@@ -3,7 +3,6 @@
 import BlueCapKit
 import ExampleSupport
 import Foundation
-import Synchronization
 
 /// Follows one ``DeviceConfig``:
 /// 1. waits for the adapter to be powered on, connects by address
@@ -25,7 +24,7 @@ package final class DeviceFollower: Sendable {
         var connectionToken: CancelToken?
         var wake: Promise<String>?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init(device: DeviceConfig, manager: CentralManager, sink: any GatewaySink) {
         self.device = device

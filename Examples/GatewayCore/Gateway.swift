@@ -3,7 +3,6 @@
 import BlueCapKit
 import ExampleSupport
 import Foundation
-import Synchronization
 
 /// The running gateway: one ``MQTTClient``, one ``CentralManager``, a ``DeviceFollower`` per
 /// configured device and an ``AdvertisementReporter`` for the patterns. See ``Topics`` for
@@ -25,7 +24,7 @@ package final class Gateway: GatewaySink {
         var connectedDevices = Set<String>()
         var stopped = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let statsToken = CancelToken()
 
     /// A gateway on `session`'s `adapter` for `config`, publishing to `broker`.

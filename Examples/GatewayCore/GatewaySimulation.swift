@@ -20,7 +20,7 @@ package final class GatewaySimulation: Sendable {
     package let sensorTagAddress: String
     /// The load devices' addresses.
     package let loadAddresses: [String]
-    private let timers = Mutex<[any DispatchSourceTimer]>([])
+    private let timers = Guarded<[any DispatchSourceTimer]>([])
     private let sent = Atomic<Int>(0)
     private let weatherStep = Atomic<Int>(0)
     private let counter = Atomic<UInt32>(0)

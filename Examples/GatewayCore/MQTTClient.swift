@@ -1,8 +1,8 @@
 // MQTTClient: libmosquitto's client with a bounded outgoing queue, resubscription after every
 // reconnect, and counts of what was sent and dropped.
 
+import ExampleSupport
 import Foundation
-import Synchronization
 
 /// An MQTT 3.1.1 client over libmosquitto (through ``LibMosquitto``).
 ///
@@ -61,7 +61,7 @@ package final class MQTTClient: Sendable {
     private let handlers: Handlers
     private let broker: BrokerAddress
     private let window: Int
-    private let state: Mutex<State>
+    private let state: Guarded<State>
     /// The handle, used from several threads (libmosquitto, threaded, locks its own state).
     private let shared: LibMosquitto.SharedHandle
     private var handle: LibMosquitto.Handle { shared.handle }
@@ -77,7 +77,7 @@ package final class MQTTClient: Sendable {
         self.handlers = handlers
         self.broker = broker
         self.window = max(1, window)
-        self.state = Mutex(State(queue: OutgoingQueue(capacity: queueCapacity)))
+        self.state = Guarded(State(queue: OutgoingQueue(capacity: queueCapacity)))
         do {
             if let username { try LibMosquitto.setCredentials(handle, username: username, password: password) }
             if let will { try LibMosquitto.setWill(handle, will) }

@@ -2,8 +2,8 @@
 
 import BlueCapKit
 import BlueZSimulator
+import ExampleSupport
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +18,7 @@ package final class MosquittoBroker: Sendable {
     private let directory: String
     private let executable: String
     private struct State { var pid: pid_t?; var log: [String] = [] }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package var address: BrokerAddress { BrokerAddress(host: "127.0.0.1", port: port) }
 

@@ -2,12 +2,11 @@
 
 import ExampleSupport
 import Foundation
-import Synchronization
 
 /// Forwards to the ``Gateway`` once it is built (its followers and the MQTT client's handlers
 /// are made before it is, and must not own it).
 final class WeakGateway: GatewaySink {
-    private let target = Mutex<Weak?>(nil)
+    private let target = Guarded<Weak?>(nil)
     private struct Weak: Sendable {
         weak var gateway: Gateway?
     }

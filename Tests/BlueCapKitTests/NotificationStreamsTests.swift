@@ -1,7 +1,7 @@
 // NotificationStreams: who gets which notification — fan-out, no replay, the hand-over across sessions.
 
 import Futures
-import Synchronization
+import Locking
 import Testing
 @testable import BlueCapKit
 
@@ -11,7 +11,7 @@ struct NotificationStreamsTests {
 
     /// The values a stream delivers to a subscription made now.
     static func values(_ promise: StreamPromise<Int>) -> [Int] {
-        let got = Mutex<[Int]>([])
+        let got = Locked<[Int]>([])
         promise.stream.onSuccess(context: .immediate) { v in got.withLock { $0.append(v) } }
         return got.withLock { $0 }
     }

@@ -2,14 +2,14 @@
 @testable import BlueZ
 import DBus
 import Foundation
-import Synchronization
+import Locking
 import Testing
 
 @Suite("ObjectTree routes")
 struct ObjectTreeRoutesTests {
     /// Records which handlers ran.
     final class Calls: Sendable {
-        let names = Mutex<[String]>([])
+        let names = Locked<[String]>([])
         func handler(_ name: String) -> ObjectTree.Handler { { [self] _ in names.withLock { $0.append(name) } } }
         func value(_ name: String) -> ObjectTree.ValueHandler { { [self] _ in names.withLock { $0.append(name) } } }
         func property(_ name: String) -> ObjectTree.PropertyHandler { { [self] _, _ in names.withLock { $0.append(name) } } }

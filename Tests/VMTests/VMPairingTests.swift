@@ -7,6 +7,7 @@
 import BlueCapKit
 import DBus
 import Foundation
+import Locking
 import Synchronization
 import Testing
 import TestSupport
@@ -36,7 +37,7 @@ final class PairingRig: Sendable {
     let centralConfirms = Atomic<Bool>(true)
     let peripheralRequests = Collector<PairingRequest>()
     let centralRequests = Collector<PairingRequest>()
-    let registrations = Mutex<[PairingAgentRegistration]>([])
+    let registrations = Locked<[PairingAgentRegistration]>([])
 
     init(pair: Pair) { self.pair = pair }
 
