@@ -14,11 +14,7 @@ final class AppLog: Sendable {
 
     /// Waits (≤ 5 s) until the application has received `name`.
     func waitForCall(_ name: String) async throws {
-        var n = 0
-        while !calls.items.contains(name) {
-            n = calls.items.count + 1
-            try await calls.wait(for: n, timeout: .seconds(5))
-        }
+        try await calls.wait(until: { $0.contains(name) }, timeout: .seconds(5))
     }
 }
 

@@ -143,6 +143,23 @@ public final class Collector<T: Sendable>: Sendable {
         guard reached else { throw DeadlineExceeded(what: "waiting for \(count) value(s), have \(items.count)", after: timeout) }
         return items
     }
+
+    /// Waits until the values so far satisfy `isDone` (checked on each arrival, and first on
+    /// what is there already); throws `DeadlineExceeded` after `timeout` in all.
+    ///
+    /// The check and the count waited past come from one snapshot, so a value that lands
+    /// between them is never skipped.
+    @discardableResult
+    public func wait(until isDone: ([T]) -> Bool, timeout: Duration = .seconds(10)) async throws -> [T] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = items
+            if isDone(seen) { return seen }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw DeadlineExceeded(what: "waiting for a condition on \(seen.count) value(s)", after: timeout) }
+            try await wait(for: seen.count + 1, timeout: left)
+        }
+    }
 }
 
 /// What a finished child process printed and how it ended.
