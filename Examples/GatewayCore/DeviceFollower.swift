@@ -9,10 +9,15 @@ import Foundation
 ///    (``CentralManager/connect(address:addressType:timeout:)``; the session's connection slots
 ///    queue it when the adapter is full);
 /// 2. follows the link with ``Peripheral/connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``:
-///    on `.connect` it discovers, writes `writeOnConnect`, reads and subscribes;
+///    on `.connect` it discovers, writes `writeOnConnect`, reads and subscribes (every step has
+///    the library's deadline: 15 s for discovery, 10 s for each read, write and subscription);
 /// 3. when the link drops, or the adapter goes away (bluetoothd restarted, adapter unplugged or
 ///    powered off), it forgets the peripheral and starts again at 1 a second later (a device
-///    object BlueZ dropped with a restart is found again by address).
+///    object BlueZ dropped with a restart is found again by address);
+/// 4. when the set-up fails on a link that is up (discovery does not finish, or not one
+///    configured characteristic could be read, written or subscribed), it does not sit on a
+///    link that serves nothing: it disconnects and starts again at 1 after a back-off (1 s,
+///    doubling to 60 s while set-ups keep failing).
 package final class DeviceFollower: Sendable {
     package let device: DeviceConfig
     private let manager: CentralManager
@@ -22,7 +27,7 @@ package final class DeviceFollower: Sendable {
         var peripheral: Peripheral?
         var characteristics: [String: Characteristic] = [:]
         var connectionToken: CancelToken?
-        var wake: Promise<String>?
+        var wake: Promise<End>?
     }
     private let state = Guarded(State())
 
@@ -44,7 +49,7 @@ package final class DeviceFollower: Sendable {
             return (s.peripheral, s.connectionToken, s.wake)
         }
         token?.cancel()
-        wake?.success("stopped")
+        wake?.success(End(reason: "stopped"))
         peripheral?.terminate()
     }
 
@@ -54,6 +59,7 @@ package final class DeviceFollower: Sendable {
 
     private func run() async {
         var backoff: Duration = .seconds(1)
+        var setUpBackoff: Duration = .seconds(1)
         while !stopped {
             do { try await manager.whenPoweredOn(timeout: .seconds(3600)).value } catch {
                 // No adapter, or the bus is gone: said once by the command; look again later.
@@ -73,17 +79,36 @@ package final class DeviceFollower: Sendable {
                 continue
             }
             backoff = .seconds(1)
-            let reason = await follow(peripheral)
+            let end = await follow(peripheral)
             sink.deviceState(device.address, connected: false)
-            sink.event("lost", device.address, [("reason", .string(reason))], text: "\(device.address): \(reason); connecting again")
+            var pause: Duration = .seconds(1)
+            if end.setUpFailed {
+                pause = setUpBackoff
+                setUpBackoff = min(setUpBackoff * 2, .seconds(60))
+            } else if end.wasFollowing {
+                setUpBackoff = .seconds(1)
+            }
+            sink.event("lost", device.address, [("reason", .string(end.reason)), ("retryInSeconds", .integer(Int(pause.components.seconds)))],
+                       text: "\(device.address): \(end.reason); connecting again in \(pause)")
             peripheral.terminate()
-            if !stopped { try? await Task.sleep(for: .seconds(1)) }
+            if !stopped { try? await Task.sleep(for: pause) }
         }
     }
 
-    /// Follows the link until the adapter goes away or the peripheral gives up; returns why.
-    private func follow(_ peripheral: Peripheral) async -> String {
-        let lost = Promise<String>()
+    /// How following one link ended.
+    private struct End {
+        var reason: String
+        /// The GATT set-up failed on a link that was up.
+        var setUpFailed = false
+        /// A set-up had finished before the end.
+        var wasFollowing = false
+    }
+
+    /// Follows the link until the adapter goes away, the peripheral gives up or a set-up fails;
+    /// returns why.
+    private func follow(_ peripheral: Peripheral) async -> End {
+        let lost = Promise<End>()
+        let following = Guarded(false)
         let token = CancelToken()
         let proceed = state.withLock { s -> Bool in
             guard !s.stopped else { return false }
@@ -91,7 +116,7 @@ package final class DeviceFollower: Sendable {
             s.wake = lost
             return true
         }
-        guard proceed else { return "stopped" }
+        guard proceed else { return End(reason: "stopped") }
         let address = device.address
         let stream = peripheral.connect(connectionTimeout: .seconds(20))
         stream.onSuccess(cancelToken: token) { [self] update in
@@ -99,21 +124,27 @@ package final class DeviceFollower: Sendable {
             case .connect:
                 sink.deviceState(address, connected: true)
                 sink.event("connected", address, [("name", .optional(peripheral.name))], text: "connected to \(address)")
-                Task { await self.setUp(peripheral) }
+                Task {
+                    if let failure = await self.setUp(peripheral) {
+                        lost.success(End(reason: failure, setUpFailed: true, wasFollowing: following.withLock { $0 }))
+                    } else {
+                        following.withLock { $0 = true }
+                    }
+                }
             case .disconnect, .timeout, .giveUp:
                 // Connected again by address, as at the start: the device object may be gone
                 // too (bluetoothd restarted), which a reconnect of this peripheral cannot mend.
-                lost.success("the link dropped (\(update.connectionEvent))")
+                lost.success(End(reason: "the link dropped (\(update.connectionEvent))", wasFollowing: following.withLock { $0 }))
             case .forceDisconnect:
                 break
             }
         }
-        stream.onFailure(cancelToken: token) { error in lost.success("the link failed: \(error)") }
-        stream.onFinish(cancelToken: token) { lost.success("the connection stream ended") }
+        stream.onFailure(cancelToken: token) { error in lost.success(End(reason: "the link failed: \(error)", wasFollowing: following.withLock { $0 })) }
+        stream.onFinish(cancelToken: token) { lost.success(End(reason: "the connection stream ended", wasFollowing: following.withLock { $0 })) }
         manager.whenStateChanges().onSuccess(cancelToken: token) { [manager] s in
-            if s != .poweredOn && manager.state != .poweredOn { lost.success("the adapter is \(s)") }
+            if s != .poweredOn && manager.state != .poweredOn { lost.success(End(reason: "the adapter is \(s)", wasFollowing: following.withLock { $0 })) }
         }
-        let reason = (try? await lost.future.value) ?? "stopped"
+        let end = (try? await lost.future.value) ?? End(reason: "stopped")
         token.cancel()
         state.withLock { s in
             s.connectionToken?.cancel()
@@ -122,13 +153,14 @@ package final class DeviceFollower: Sendable {
             s.peripheral = nil
             s.wake = nil
         }
-        return reason
+        return end
     }
 
     // MARK: One connection
 
-    /// Discovers, writes, reads and subscribes as configured (each `.connect`).
-    private func setUp(_ peripheral: Peripheral) async {
+    /// Discovers, writes, reads and subscribes as configured (each `.connect`); returns why the
+    /// set-up failed (the link is then not worth keeping), or nil.
+    private func setUp(_ peripheral: Peripheral) async -> String? {
         let token = CancelToken()
         state.withLock { s in
             s.connectionToken?.cancel()
@@ -143,10 +175,12 @@ package final class DeviceFollower: Sendable {
                 _ = try await service.discoverCharacteristics().value
             }
         } catch {
-            sink.event("discovery-failed", address, [("error", .string("\(error)"))], text: "\(address): discovery failed: \(error)")
-            return
+            sink.event("discovery-failed", address, [("error", .string("\(error)"))],
+                       text: "\(address): discovery failed: \(error); disconnecting to connect again")
+            return "the GATT discovery failed: \(error)"
         }
         var found: [String: Characteristic] = [:]
+        var (worked, failed) = (0, 0)
         for config in device.characteristics {
             let services = config.service.map { uuid in peripheral.services.filter { $0.uuid == uuid } } ?? peripheral.services
             guard let ch = services.lazy.compactMap({ $0.characteristic(config.uuid) }).first else {
@@ -167,14 +201,20 @@ package final class DeviceFollower: Sendable {
                         if let data = update.data { sink.reading(address, config, data) }
                     }
                 }
+                worked += 1
             } catch {
+                failed += 1
                 sink.event("characteristic-failed", address, [("characteristic", .string(config.name)), ("error", .string("\(error)"))],
                            text: "\(address) \(config.name): \(error)")
             }
         }
+        if worked == 0, failed > 0 {
+            return "the GATT set-up failed: not one of \(failed) characteristic(s) could be used"
+        }
         state.withLock { $0.characteristics = found }
         sink.event("following", address, [("characteristics", .array(found.keys.sorted().map(JSON.string)))],
                    text: "\(address): following \(found.keys.sorted().joined(separator: ", "))")
+        return nil
     }
 
     // MARK: Writes

@@ -156,8 +156,8 @@ public final class Collector<T: Sendable>: Sendable {
             let seen = items
             if isDone(seen) { return seen }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw DeadlineExceeded(what: "waiting for a condition on \(seen.count) value(s)", after: timeout) }
-            try await wait(for: seen.count + 1, timeout: left)
+            guard left > .zero else { throw DeadlineExceeded(what: "waiting for a condition, unmet by the \(seen.count) value(s) that came", after: timeout) }
+            _ = try? await wait(for: seen.count + 1, timeout: left)
         }
     }
 }
