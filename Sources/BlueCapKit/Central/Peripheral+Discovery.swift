@@ -38,11 +38,19 @@ extension Peripheral {
             guard let self, let missing = missing() else { return false }
             if uuids == nil && self.services.isEmpty { return false }
             guard missing.isEmpty else { return false }
+            // Without UUIDs: every GATT object bluetoothd holds for the device, not only the
+            // first to be signalled (Peripheral+GattInventory).
+            if uuids == nil && !self.gattObjectsComplete(under: self.path) { return false }
             self.adoptServiceSnapshot()
             promise.success(self)
             return true
-        }, fail: { promise.failure($0) }, onTimeout: { [identifier] in
-            if let m = missing(), !m.isEmpty || uuids == nil {
+        }, fail: { promise.failure($0) }, onTimeout: { [weak self, identifier] in
+            if uuids == nil, let self, self.servicesResolved, !self.services.isEmpty {
+                // Some object bluetoothd listed never came: go on with the services there are.
+                BlueZLog.debug("\(identifier) discoverServices: not every GATT object bluetoothd listed appeared within \(timeout); going on with \(self.services.count) service(s)")
+                self.adoptServiceSnapshot()
+                promise.success(self)
+            } else if let m = missing(), !m.isEmpty || uuids == nil {
                 promise.failure(PeripheralError(kind: .notFound, operation: operation, path: identifier,
                                                 message: uuids == nil ? "services resolved but no GATT service objects appeared"
                                                     : "services not found: \(m.map(\.description).joined(separator: ", "))"))

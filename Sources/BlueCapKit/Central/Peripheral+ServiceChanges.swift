@@ -45,6 +45,7 @@ extension Peripheral {
     /// changes are measured against them. `ServicesResolved` false with the link up means
     /// BlueZ is resolving again (or the link is going down): changes wait for the outcome.
     func servicesResolvedChanged(_ resolved: Bool) {
+        forgetGattInventory()
         if resolved {
             let snapshot = state.withLock { s -> [ObjectPath: BLEUUID]? in
                 defer { s.resolvingAgain = false }
@@ -72,6 +73,7 @@ extension Peripheral {
         state.withLock { s in
             s.serviceSnapshot = nil
             s.resolvingAgain = false
+            s.gattInventory = .unknown
         }
     }
 

@@ -74,6 +74,10 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var resolvingAgain = false
         /// A comparison with ``serviceSnapshot`` waits for the burst to settle.
         var serviceDiffScheduled = false
+        /// The GATT objects bluetoothd listed since the services resolved (Peripheral+GattInventory).
+        var gattInventory = GattInventory.unknown
+        /// The inventory queries asked so far (a reply counts only for the latest).
+        var gattInventoryQueries = 0
         /// Our `Device1.Disconnect` took the link down and BlueZ's `Connected = false` is still
         /// to come (bluetoothd sends it after the reply): the link is ours until then.
         var awaitingLinkDownSignal = false
@@ -237,6 +241,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     /// One event about the device or its GATT objects (owner thread).
     func handle(_ event: ObjectTreeEvent) {
+        if case .interfacesRemoved(let p, _) = event, p != path { gattObjectRemoved(p) }
         switch event {
         case .propertiesChanged(let p, let interface, let changed, let invalidated) where p == path && interface == Device1.interface:
             apply(changed: changed, invalidated: invalidated)
@@ -313,7 +318,8 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         return waiter
     }
 
-    private func runWaiters() {
+    /// Runs every waiter's check; those that pass end.
+    func runWaiters() {
         let waiters = state.withLock { $0.waiters }
         guard !waiters.isEmpty else { return }
         for (id, w) in waiters where w.check() { removeWaiter(id) }

@@ -52,10 +52,16 @@ public final class Service: Sendable, Hashable, CustomStringConvertible {
         }
         peripheral.wait(timeout: timeout, check: { [weak self] in
             guard let self, missing().isEmpty else { return false }
+            // Without UUIDs: every characteristic bluetoothd holds for the service, once the
+            // device's services resolved (Peripheral+GattInventory).
+            if uuids == nil && self.peripheral.servicesResolved && !self.peripheral.gattObjectsComplete(under: self.path) { return false }
             promise.success(self)
             return true
-        }, fail: { promise.failure($0) }, onTimeout: { [path] in
-            if uuids == nil {
+        }, fail: { promise.failure($0) }, onTimeout: { [weak self, path] in
+            if uuids == nil, let self, !self.characteristics.isEmpty {
+                // Some object bluetoothd listed never came: go on with the characteristics there are.
+                promise.success(self)
+            } else if uuids == nil {
                 promise.failure(PeripheralError(kind: .notFound, operation: operation, path: path.rawValue, message: "no characteristics"))
             } else {
                 promise.failure(PeripheralError(kind: .notFound, operation: operation, path: path.rawValue,
