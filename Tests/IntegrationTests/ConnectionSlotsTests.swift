@@ -52,6 +52,24 @@ struct ConnectionSlotsTests {
         try await second.events.wait(for: 2)
     }
 
+    @Test("a link BlueZ never signals Connected=true for (VM lesson 11) counts connected, not connecting, while it is up, and frees its slot when it goes")
+    func linkWithoutConnectedSignal() async throws {
+        let (h, ps) = try await rig()
+        defer { h.stop() }
+        h.simulator.setConnectedSignalWithheld(true)
+        let slots = h.session.connectionSlots
+        let first = h.connect(ps[0])
+        try await first.events.wait(for: 1)
+        await Self.settle(h)
+        var usage = slots.usage(of: "hci0")
+        #expect(usage.connected == 1 && usage.connecting == 0 && usage.connectedByOthers == 0 && usage.used == 1, "\(usage)")
+        ps[0].disconnect()
+        try await first.events.wait(for: 2)
+        await Self.settle(h)
+        usage = slots.usage(of: "hci0")
+        #expect(usage.connected == 0 && usage.connecting == 0 && usage.used == 0, "\(usage)")
+    }
+
     @Test("queued connects go in order; one cancelled while waiting leaves the queue at once")
     func orderAndCancel() async throws {
         let (h, ps) = try await rig()
@@ -216,8 +234,8 @@ struct ConnectionSlotsTests {
         let foreign = Collector<Bool>()
         h.simulator.sync { core in core.connect(device: ps[2].identifier) { foreign.append((try? $0.get()) != nil) } }
         #expect(try await foreign.wait(for: 1) == [true])
-        await Self.settle(h)
-        let items = seen.items
+        // The push of the foreign link's usage runs after the tree applied the signal: wait for it.
+        let items = (try? await seen.wait(until: { $0.last?.connectedByOthers == 1 }, timeout: .seconds(5))) ?? seen.items
         #expect(items.allSatisfy { $0.adapter == "hci0" }, "\(items)")
         #expect(items.contains { $0.budget == 1 && $0.used == 0 }, "\(items)")          // the budget set
         #expect(items.contains { $0.connected == 1 && $0.connectedByOthers == 0 }, "\(items)")  // ours up

@@ -84,8 +84,8 @@ extension Peripheral {
     /// the stream of a `connect(...)` call, installed by ``ConnectionStateMachine/Action/openStream``.
     /// An attempt's timer that the transition ended is taken out under the same lock.
     func feed(_ event: Machine.Event, newStream: StreamPromise<ConnectionUpdate>? = nil, connectError: BlueCapError? = nil) {
-        let (actions, stream, previous, endedTimer, releaseSlot) = state.withLock {
-            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?, SlotChange) in
+        let (actions, stream, previous, endedTimer, releaseSlot, linkChange) = state.withLock {
+            s -> ([Machine.Action], StreamPromise<ConnectionUpdate>?, StreamPromise<ConnectionUpdate>?, ScheduledTask?, SlotChange, Bool?) in
             let connected = s.properties.connected == true && s.connection.deviceConnectedIsCurrent
             let actions = s.connection.handle(Self.withDeviceConnected(event, connected))
             var previous: StreamPromise<ConnectionUpdate>?
@@ -109,13 +109,19 @@ extension Peripheral {
             case .connecting: break
             case .unopened, .idle, .terminated: if s.slotHeld { s.slotHeld = false; slot = .release }
             }
-            return (actions, stream, previous, ended, slot)
+            // The slot's link counts as up while the machine is connected, whether or not BlueZ
+            // signalled `Connected = true`.
+            var link: Bool?
+            let up = s.slotHeld && s.connection.phase == .connected
+            if up != s.slotLinked { s.slotLinked = up; link = up }
+            return (actions, stream, previous, ended, slot, link)
         }
         switch releaseSlot {
         case .adopt: session.connectionSlots.adopt(path)
         case .release: session.connectionSlots.release(path)
         case .none: break
         }
+        if let linkChange { session.connectionSlots.linkIsUp(path, linkChange) }
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }

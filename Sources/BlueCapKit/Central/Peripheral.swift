@@ -54,6 +54,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// A connection slot of the session's ``ConnectionSlots`` is held or asked for: from the
         /// first `Connect` of an attempt until the link is down or the attempt ended.
         var slotHeld = false
+        /// The slots count the link as up (the state machine is connected): see
+        /// ``ConnectionSlots/linkIsUp(_:_:)``.
+        var slotLinked = false
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
         var services: [ObjectPath: Service] = [:]

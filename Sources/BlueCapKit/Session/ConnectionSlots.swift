@@ -53,6 +53,9 @@ public final class ConnectionSlots: Sendable {
         var queueTimeout: Duration = .seconds(30)
         /// Adapter path → devices whose connect of ours holds a slot.
         var held: [ObjectPath: Set<ObjectPath>] = [:]
+        /// Adapter path → held devices whose link is up as their ``Peripheral`` knows it: counted
+        /// connected even when BlueZ never signals `Connected = true` (VM README, lesson 11).
+        var linked: [ObjectPath: Set<ObjectPath>] = [:]
         /// Adapter path → connects waiting, first first.
         var queues: [ObjectPath: [Waiter]] = [:]
         var nextID = 0
@@ -192,12 +195,27 @@ public final class ConnectionSlots: Sendable {
         changed(adapter)
     }
 
+    /// `device`'s link, which holds a slot, is up (`up`) or no longer up, as its ``Peripheral``
+    /// knows it: the usage counts it connected whatever `Device1.Connected` the tree has.
+    func linkIsUp(_ device: ObjectPath, _ up: Bool) {
+        guard let adapter = device.deviceAdapter else { return }
+        let changed = state.withLock { s -> Bool in
+            if up {
+                guard s.held[adapter]?.contains(device) == true else { return false }
+                return s.linked[adapter, default: []].insert(device).inserted
+            }
+            return s.linked[adapter]?.remove(device) != nil
+        }
+        if changed { self.changed(adapter) }
+    }
+
     /// `device`'s connect no longer needs its slot (its link is down, its attempt ended, or it
     /// was cancelled while waiting): the slot, or its place in the queue, goes to the next.
     func release(_ device: ObjectPath) {
         guard let adapter = device.deviceAdapter else { return }
         let timers = state.withLock { s -> [ScheduledTask] in
             s.held[adapter]?.remove(device)
+            s.linked[adapter]?.remove(device)
             let gone = s.queues[adapter]?.filter { $0.device == device } ?? []
             s.queues[adapter]?.removeAll { $0.device == device }
             return gone.compactMap(\.timer)
@@ -310,6 +328,7 @@ public final class ConnectionSlots: Sendable {
     private func usage(_ adapter: ObjectPath, _ s: State, connected: Set<ObjectPath>) -> SlotUsage {
         let name = Adapter1.name(of: adapter)
         let held = s.held[adapter] ?? []
+        let connected = connected.union(s.linked[adapter] ?? [])
         return SlotUsage(adapter: name, budget: s.budgets[name] ?? s.defaultBudget, connected: connected.count,
                          connectedByOthers: connected.subtracting(held).count, connecting: held.subtracting(connected).count,
                          queued: s.queues[adapter]?.count ?? 0)

@@ -273,6 +273,10 @@ extension BlueZSimulator {
     /// Fault: ServicesResolved=true is published `delay` BEFORE the GATT objects (nil: BlueZ order).
     public func setServicesResolvedEarly(_ delay: Duration?) { sync { $0.servicesResolvedEarly = delay } }
 
+    /// Fault: a central's `Device1.Connected = true` is stored (a `Get` reads it) but never
+    /// signalled, as bluetoothd 5.66 does with btvirt (Scripts/bluez-vm/README.md, lesson 11).
+    public func setConnectedSignalWithheld(_ on: Bool) { sync { $0.connectedSignalWithheld = on } }
+
     /// Fault: `devices` devices each changing RSSI `hz` times a second (one timer, batched).
     public func startRSSIStorm(devices: Int, hz: Double, adapters: Set<Int>? = nil) {
         sync { $0.startRSSIStorm(devices: devices, hz: hz, adapters: adapters) }

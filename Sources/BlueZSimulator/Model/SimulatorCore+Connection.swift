@@ -82,7 +82,11 @@ extension SimulatorCore {
     private func linkUp(_ device: DeviceState, peer: RemotePeer) {
         device.link = .connected
         finishConnect(device, .success(()))
-        store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
+        if connectedSignalWithheld {
+            store.setSilently(device.path, "org.bluez.Device1", "Connected", .bool(true))
+        } else {
+            store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
+        }
         peer.connectionChanged(central: central(for: device), connected: true)
         if let early = servicesResolvedEarly {
             setServicesResolved(device, true)

@@ -38,6 +38,10 @@ public final class SimulatorCore: @unchecked Sendable {
     public weak var bridge: ApplicationBridge?
     /// Fault: publish ServicesResolved=true this long BEFORE the GATT objects (nil: BlueZ order).
     public var servicesResolvedEarly: Duration?
+    /// Fault: a central's `Connected = true` is stored (a `Get` reads it) but not signalled, as
+    /// bluetoothd 5.66 does with btvirt when the ATT channel is up before mgmt's Device Connected
+    /// event (Scripts/bluez-vm/README.md, lesson 11).
+    public var connectedSignalWithheld = false
     /// How long a Connect to an unreachable device takes to fail.
     public var connectFailureDelay: Duration = .milliseconds(50)
     /// How long `Adapter1.ConnectDevice` waits to hear its address before `org.bluez.Failed`
