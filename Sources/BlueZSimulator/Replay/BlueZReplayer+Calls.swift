@@ -65,7 +65,9 @@ extension BlueZReplayer {
             state.withLock { $0.markReached(index) }
             send(m)
         case .incoming(_, let m, let recorded):
-            guard let app, let op = try? ObjectPath(m.path) else {
+            // The app's objects carry its process id: the path of this run (ReplayPaths).
+            let path = state.withLock { $0.paths.seen(forRecorded: m.path) }
+            guard let app, let op = try? ObjectPath(path) else {
                 state.withLock { $0.record("replay could not call into the app (\(m)): the app has made no call yet, so its bus name is unknown") }
                 return
             }
@@ -77,8 +79,8 @@ extension BlueZReplayer {
                 case .failure(.remote(let e)): .error(name: e.name, message: e.message)
                 case .failure(let e): .error(name: "transport", message: "\(e)")
                 }
-                guard seen != recorded, recorded != .none else { return }
-                self?.state.withLock { $0.record("replay diverged: the app answered \(m) with \(seen), recorded \(recorded)") }
+                guard recorded != .none, let self, !self.state.withLock({ $0.paths.same(recorded, seen) }) else { return }
+                self.state.withLock { $0.record("replay diverged: the app answered \(m) with \(seen), recorded \(recorded)") }
             }
         case .call:
             break

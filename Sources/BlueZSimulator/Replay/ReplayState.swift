@@ -25,6 +25,10 @@ struct ReplayState {
     /// ``BlueZReplayer/defaultUnordered``): never awaited, never divergent, never unreached.
     let unordered: Set<String>
 
+    /// Recorded object path → the app's path in this run, learned as calls match (see
+    /// ``ReplayPaths``).
+    private(set) var paths = ReplayPaths()
+
     init(events: [ScenarioEvent], lookahead: Int = 4, unordered: Set<String> = []) {
         self.events = events
         self.lookahead = lookahead
@@ -81,19 +85,20 @@ struct ReplayState {
             ahead += 1
             return ahead <= lookahead + 1 || at <= replyTime(first)
         }
-        guard let hit = window.first(where: { events[$0].message == seen }),
+        guard let hit = window.first(where: { paths.same(events[$0].message, seen) }),
               case .call(_, _, let outcome, _) = events[hit] else {
             if isUnordered { return tolerate(seen) }
             return diverge("replay diverged at recorded call \(first + 1) of \(events.count) events: expected \(events[first].message), seen \(seen)")
         }
         reached[hit] = true
+        paths.learn(events[hit].message, seen)
         return .matched(index: hit, outcome: outcome, inOrder: hit == first && !racing[hit])
     }
 
     /// An unordered call beyond the recorded ones: answered as the same call was last recorded
     /// (success when never).
     private func tolerate(_ seen: ScenarioMessage) -> Match {
-        let same = events.indices.last { events[$0].isCall && events[$0].message == seen }
+        let same = events.indices.last { events[$0].isCall && paths.same(events[$0].message, seen) }
         if let same, case .call(_, _, let outcome, _) = events[same] { return .unordered(outcome) }
         return .unordered(.reply([]))
     }
