@@ -51,51 +51,37 @@ struct ExamplesGatewayFaultTests {
 
     @Test("a …/set write lands on the simulated peripheral; after a link drop and after a bluetoothd restart the gateway connects by address again and publishes notifications")
     func survives() async throws {
-        let broker = try await MosquittoBroker.start()
-        defer { broker.stop() }
-        let watcher = try MQTTWatcher(broker.address, filters: ["bluecap/#"])
-        defer { watcher.close() }
-        try await watcher.connected()
-        let bus = try TestBus()
-        defer { bus.stop() }
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
-        defer { simulator.stop() }
-        simulator.add(Self.device())
-        simulator.add(Self.beacon("C0:FF:EE:00:30:01"))
-        let gateway = try Gateway(config: Self.config(), broker: broker.address, session: simulator.session(),
-                                  console: Console(program: "ble-gateway", json: false, verbose: false))
-        defer { gateway.stop() }
-        try gateway.start()
+        try await withGatewayWorld(Self.config(), peripherals: [Self.device(), Self.beacon("C0:FF:EE:00:30:01")]) { simulator, watcher, gateway in
+            // Level is read after the counter's subscription: its reading means both are set up.
+            try await watcher.wait("\(Self.base)/level") { $0.json?["value"] as? Int == 3 }
+            // The advertisement scan runs (started before the adapter was known to be powered on).
+            try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:01") { _ in true }
+            try await Self.notifyAndWait(simulator, watcher, 1)
+            watcher.publish("\(Self.base)/level/set", #"{"value": 7, "id": "s1"}"#)
+            let result = try await watcher.wait("\(Self.base)/level/set/result") { $0.json?["id"] as? String == "s1" }
+            #expect(result.json?["ok"] as? Bool == true, "\(result.text)")
+            #expect(simulator.value(peripheral: Self.address, characteristic: Self.level) == Data([7]))
 
-        // Level is read after the counter's subscription: its reading means both are set up.
-        try await watcher.wait("\(Self.base)/level") { $0.json?["value"] as? Int == 3 }
-        // The advertisement scan runs (started before the adapter was known to be powered on).
-        try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:01") { _ in true }
-        try await Self.notifyAndWait(simulator, watcher, 1)
-        watcher.publish("\(Self.base)/level/set", #"{"value": 7, "id": "s1"}"#)
-        let result = try await watcher.wait("\(Self.base)/level/set/result") { $0.json?["id"] as? String == "s1" }
-        #expect(result.json?["ok"] as? Bool == true, "\(result.text)")
-        #expect(simulator.value(peripheral: Self.address, characteristic: Self.level) == Data([7]))
+            // The link drops.
+            var from = watcher.messages.items.count
+            simulator.dropLink(device: "/org/bluez/hci0/dev_" + Self.address.replacingOccurrences(of: ":", with: "_"))
+            try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == false }
+            try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == true }
+            try await watcher.wait("\(Self.base)/level", from: from) { $0.json?["value"] as? Int == 7 }
+            try await Self.notifyAndWait(simulator, watcher, 2)
 
-        // The link drops.
-        var from = watcher.messages.items.count
-        simulator.dropLink(device: "/org/bluez/hci0/dev_" + Self.address.replacingOccurrences(of: ":", with: "_"))
-        try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == false }
-        try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == true }
-        try await watcher.wait("\(Self.base)/level", from: from) { $0.json?["value"] as? Int == 7 }
-        try await Self.notifyAndWait(simulator, watcher, 2)
-
-        // bluetoothd restarts: devices forgotten; the device is heard again.
-        from = watcher.messages.items.count
-        try await simulator.restart()
-        simulator.add(Self.device())
-        try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == false }
-        try await watcher.wait("\(Self.base)/state", from: from, timeout: .seconds(40)) { $0.json?["connected"] as? Bool == true }
-        try await watcher.wait("\(Self.base)/level", from: from) { $0.json?["value"] as? Int == 3 }
-        try await Self.notifyAndWait(simulator, watcher, 3)
-        // The restart ended the scan; it runs again: a beacon that appears now is reported.
-        simulator.add(Self.beacon("C0:FF:EE:00:30:02"))
-        try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:02", from: from) { _ in true }
-        #expect(gateway.counts.dropped == 0)
+            // bluetoothd restarts: devices forgotten; the device is heard again.
+            from = watcher.messages.items.count
+            try await simulator.restart()
+            simulator.add(Self.device())
+            try await watcher.wait("\(Self.base)/state", from: from) { $0.json?["connected"] as? Bool == false }
+            try await watcher.wait("\(Self.base)/state", from: from, timeout: .seconds(40)) { $0.json?["connected"] as? Bool == true }
+            try await watcher.wait("\(Self.base)/level", from: from) { $0.json?["value"] as? Int == 3 }
+            try await Self.notifyAndWait(simulator, watcher, 3)
+            // The restart ended the scan; it runs again: a beacon that appears now is reported.
+            simulator.add(Self.beacon("C0:FF:EE:00:30:02"))
+            try await watcher.wait("bluecap/faults/adv/C0:FF:EE:00:30:02", from: from) { _ in true }
+            #expect(gateway.counts.dropped == 0)
+        }
     }
 }

@@ -14,33 +14,20 @@ struct ExamplesGatewaySetUpTests {
     static let address = "C0:FF:EE:00:34:01"
     static let base = "bluecap/setup/\(address)"
 
-    /// Starts a broker, a watcher, a simulated bluetoothd with the fault tests' device (changed
-    /// by `configure`) and `faults` injected, and the gateway; runs `body`.
+    /// The fault tests' device at this suite's address (changed by `configure`), followed by a
+    /// gateway, with `faults` injected; runs `body`.
     static func withGateway(_ configure: (inout SimulatedPeripheral) -> Void, faults: [MethodFault] = [],
                             _ body: (BlueZSimulator, MQTTWatcher) async throws -> Void) async throws {
-        let broker = try await MosquittoBroker.start()
-        defer { broker.stop() }
-        let watcher = try MQTTWatcher(broker.address, filters: ["bluecap/#"])
-        defer { watcher.close() }
-        try await watcher.connected()
-        let bus = try TestBus()
-        defer { bus.stop() }
-        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 1)
-        defer { simulator.stop() }
         var device = ExamplesGatewayFaultTests.device()
         device.address = address
         configure(&device)
-        simulator.add(device)
-        for fault in faults { simulator.inject(fault) }
         var config = ExamplesGatewayFaultTests.config()
         config.gateway = "setup"
         config.devices[0].address = address
         config.advertisements = []
-        let gateway = try Gateway(config: config, broker: broker.address, session: simulator.session(),
-                                  console: Console(program: "ble-gateway", json: false, verbose: false))
-        defer { gateway.stop() }
-        try gateway.start()
-        try await body(simulator, watcher)
+        try await withGatewayWorld(config, peripherals: [device], faults: faults) { simulator, watcher, _ in
+            try await body(simulator, watcher)
+        }
     }
 
     /// The device's published states (connected or not) in order, and whether the level's
