@@ -1,0 +1,126 @@
+// Real BlueZ: L2CAP connection-oriented channels (LE credit-based) between hci0 and hci1,
+// through the kernel's L2CAP sockets, with the bytes checked and the throughput printed.
+import BlueCapKit
+import Foundation
+import Testing
+import TestSupport
+
+extension RealBlueZTests {
+    /// Nested in ``RealBlueZTests`` so that its `.serialized` holds (the VM's adapters are shared).
+    @Suite("Real BlueZ: L2CAP channels")
+    struct VML2CAPTests {
+        static let size = 1 << 20
+
+        /// `count` bytes that are not a repeating pattern of any short period.
+        static func payload(_ count: Int) -> Data {
+            var x: UInt32 = 0x1234_5678
+            return Data((0..<count).map { _ in
+                x ^= x << 13; x ^= x >> 17; x ^= x << 5
+                return UInt8(truncatingIfNeeded: x)
+            })
+        }
+
+        /// Sends `data` in sends of 4 kB, each awaited.
+        static func pump(_ channel: L2CAPChannel, _ data: Data) async throws {
+            var offset = 0
+            while offset < data.count {
+                let end = min(offset + 4096, data.count)
+                try await channel.send(Data(data[offset..<end])).value
+                offset = end
+            }
+        }
+
+        /// Reads `count` bytes; where the first SDU that differs from `expected` arrived.
+        static func collect(_ channel: L2CAPChannel, _ expected: Data) async throws -> (bytes: Data, firstWrong: Int?) {
+            var got = Data()
+            got.reserveCapacity(expected.count)
+            var wrong: Int?
+            for try await sdu in channel.received {
+                #expect(sdu.count <= channel.receiveMTU)
+                if wrong == nil, sdu != expected[got.count..<min(got.count + sdu.count, expected.count)] { wrong = got.count }
+                got.append(sdu)
+                if got.count >= expected.count { break }
+            }
+            return (got, wrong)
+        }
+
+        static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+
+        @Test("a central on hci0 opens a channel to the PSM the kernel chose on hci1; 1 MB goes each way, byte for byte; the central closing is seen by the peripheral",
+              .timeLimit(.minutes(8)))
+        func megabyteEachWay() async throws {
+            try await Pair.with { pair in
+                let publication = try await pair.peripheral.publishL2CAPChannel().value
+                #expect((0x80...0xFF).contains(publication.psm), "a dynamic LE PSM: \(publication.psm)")
+                #expect(publication.address == pair.peripheralAddress)
+                let accepted = Collector<L2CAPChannel>()
+                publication.channels.onSuccess(context: .immediate) { accepted.append($0) }
+
+                let p = try await pair.discover()
+                let channel = try await p.openL2CAPChannel(psm: publication.psm, timeout: .seconds(60)).value
+                let served = try await accepted.wait(for: 1, timeout: .seconds(30))[0]
+                #expect(served.remoteAddress == pair.centralAddress)
+                #expect(channel.remoteAddress == pair.peripheralAddress)
+                #expect(channel.sendMTU > 23 && channel.receiveMTU > 23, "\(channel)")
+                // One direction at a time, each reader always reading: the kernel (Linux 6.1 in the
+                // VM) returns LE credits as SDUs arrive, not as the app reads, so a reader that
+                // stops while the sender goes on overflows the socket's buffer (see the article).
+                let up = Self.payload(Self.size), down = Data(up.reversed())
+                let clock = ContinuousClock()
+                var t0 = clock.now
+                async let upSent: Void = Self.pump(channel, up)
+                let atPeripheral = try await Self.collect(served, up)
+                try await upSent
+                let upSeconds = Self.seconds(clock.now - t0)
+                #expect(atPeripheral.bytes == up, "central → peripheral: first wrong SDU at \(atPeripheral.firstWrong.map(String.init) ?? "none")")
+                t0 = clock.now
+                async let downSent: Void = Self.pump(served, down)
+                let atCentral = try await Self.collect(channel, down)
+                try await downSent
+                let downSeconds = Self.seconds(clock.now - t0)
+                #expect(atCentral.bytes == down, "peripheral → central: first wrong SDU at \(atCentral.firstWrong.map(String.init) ?? "none")")
+                print(String(format: "vm l2cap, BlueZ %@: 1 MB central → peripheral in %.1f s (%.1f kB/s), 1 MB peripheral → central in %.1f s (%.1f kB/s); send MTU %d, receive MTU %d",
+                             VM.bluezVersion, upSeconds, Double(Self.size) / upSeconds / 1000, downSeconds, Double(Self.size) / downSeconds / 1000,
+                             channel.sendMTU, channel.receiveMTU))
+
+                channel.close()
+                #expect(try await served.whenClosed().value == .remote)
+                #expect(try await channel.whenClosed().value == .local)
+                publication.unpublish()
+                p.disconnect()
+            }
+        }
+
+        @Test("the peripheral closing its end is seen by the central: its stream of SDUs ends and its close reason is .remote; then opening to an unpublished PSM is refused with a message naming the PSM and the address",
+              .timeLimit(.minutes(4)))
+        func remoteCloseAndRefusal() async throws {
+            try await Pair.with { pair in
+                let publication = try await pair.peripheral.publishL2CAPChannel(psm: 0x0091).value
+                #expect(publication.psm == 0x0091)
+                let accepted = Collector<L2CAPChannel>()
+                publication.channels.onSuccess(context: .immediate) { accepted.append($0) }
+                let p = try await pair.discover()
+                let channel = try await p.openL2CAPChannel(psm: 0x0091, timeout: .seconds(60)).value
+                let served = try await accepted.wait(for: 1, timeout: .seconds(30))[0]
+                try await served.send(Data("last words".utf8)).value
+                served.close()
+                var got: [Data] = []
+                for try await sdu in channel.received { got.append(sdu) }
+                #expect(got == [Data("last words".utf8)], "what was sent before the close arrives, then the stream ends")
+                #expect(try await channel.whenClosed().value == .remote)
+                await #expect(throws: BlueCapError.self) { try await channel.send(Data([1])).value }
+                publication.unpublish()
+
+                do {
+                    _ = try await p.openL2CAPChannel(psm: 0x0093, timeout: .seconds(60)).value
+                    Issue.record("a channel opened to a PSM nothing listens on")
+                } catch let error as BlueCapError {
+                    #expect(error.kind == .connectionAttemptFailed, "\(error)")
+                    #expect(error.message.contains("PSM 147") && error.message.contains(pair.peripheralAddress), "\(error)")
+                    print("vm l2cap, BlueZ \(VM.bluezVersion): unpublished PSM: \(error)")
+                }
+                p.disconnect()
+            }
+        }
+    }
+}
