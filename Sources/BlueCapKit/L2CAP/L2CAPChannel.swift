@@ -13,7 +13,9 @@ import Locking
 /// **Receiving, with backpressure.** ``receive()`` returns the next SDU; ``received`` is the
 /// same as an `AsyncSequence`. At most ``capacity`` SDUs wait in the channel for the app: when
 /// that many are waiting the channel stops reading its socket, the kernel's buffer fills and
-/// stops giving the remote credits, so the *remote sender waits* — nothing is dropped.
+/// stops giving the remote credits, so the *remote sender waits* — nothing is dropped. (Kernels
+/// that return LE credits as SDUs arrive rather than as they are read, such as Linux 6.1, do
+/// not hold the remote back: keep reading; see the "L2CAP channels" article.)
 ///
 /// **Sending.** ``send(_:)`` splits data into SDUs of at most ``sendMTU`` bytes; its future
 /// completes when the kernel took the last one (the remote's credits pace it). At most

@@ -30,6 +30,12 @@ package final class L2CAPLoopback: Sendable {
         buses.withLock { if $0[busAddress] == nil { $0[busAddress] = L2CAPLoopback() } }
     }
 
+    /// Ends the loopback of `busAddress` (the simulator stopped); publications on it stay
+    /// registered in their own loopback object but no new session finds it.
+    package static func disable(forBus busAddress: String) {
+        _ = buses.withLock { $0.removeValue(forKey: busAddress) }
+    }
+
     /// The loopback of `bus`, when it is a simulated one.
     static func of(_ bus: BluetoothSession.Bus) -> L2CAPLoopback? {
         guard case .address(let a) = bus else { return nil }

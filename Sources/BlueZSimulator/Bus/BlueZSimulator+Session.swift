@@ -11,8 +11,6 @@ extension BlueZSimulator {
     /// between sessions of this simulator in this process meet over Unix socket pairs.
     public func session(context: any ExecutionContext = .futuresDefault,
                         clock: any TimerClock = SystemClock.shared) -> BluetoothSession {
-        // L2CAP channels between the sessions of this bus go over socket pairs (L2CAPLoopback).
-        L2CAPLoopback.enable(forBus: busAddress)
-        return BluetoothSession(bus: .address(busAddress), context: context, clock: clock)
+        BluetoothSession(bus: .address(busAddress), context: context, clock: clock)
     }
 }
