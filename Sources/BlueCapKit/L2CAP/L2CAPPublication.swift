@@ -76,7 +76,7 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
 
     /// Each channel a central opens to ``psm``, open, in the order they were accepted. The
     /// stream keeps the last `capacity` channels for a subscriber that comes later (as every
-    /// ``FutureStream``); a channel that no one keeps is closed when it is released. Ends
+    /// `FutureStream`); a channel that no one keeps is closed when it is released. Ends
     /// (finishes) on ``unpublish()``. Async: `for try await channel in publication.channels.values`.
     public var channels: FutureStream<L2CAPChannel> { incoming.stream }
 
