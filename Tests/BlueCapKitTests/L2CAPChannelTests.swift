@@ -99,7 +99,9 @@ struct L2CAPChannelTests {
 
     @Test("closing here fails the receive that waits, with .disconnected naming the local close")
     func localCloseFailsWaitingReceive() async throws {
-        let (a, _) = try Self.pair()
+        let (a, b) = try Self.pair()
+        // `b` kept open: released, it would close and `a` would see the remote close first.
+        defer { withExtendedLifetime(b) {} }
         let pending = a.receive()
         a.close()
         do {

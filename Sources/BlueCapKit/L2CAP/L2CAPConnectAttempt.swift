@@ -38,18 +38,18 @@ final class L2CAPConnectAttempt: @unchecked Sendable {
             if code == 0 {
                 let mtus = L2CAPSocketCalls.mtus(fd)
                 finish(keepSocket: true) {
-                    L2CAPChannel(fd: fd, remoteAddress: remote, psm: psm, sendMTU: mtus.send, receiveMTU: mtus.receive, capacity: capacity)
+                    .success(L2CAPChannel(fd: fd, remoteAddress: remote, psm: psm, sendMTU: mtus.send, receiveMTU: mtus.receive, capacity: capacity))
                 }
             } else {
                 finish(keepSocket: false) {
-                    L2CAPErrors.error(L2CAPSocketError(call: "connect", errno: code), operation: operation, psm: psm, address: remote)
+                    .failure(L2CAPErrors.error(L2CAPSocketError(call: "connect", errno: code), operation: operation, psm: psm, address: remote))
                 }
             }
         }
         let deadline = clock.after(timeout) { [self] in
             finish(keepSocket: false) {
-                BlueCapError(kind: .timeout, operation: operation, timeout: timeout,
-                             message: "no L2CAP channel to PSM \(psm) at \(remote) within \(timeout): the device is out of range or not advertising connectable")
+                .failure(BlueCapError(kind: .timeout, operation: operation, timeout: timeout,
+                                      message: "no L2CAP channel to PSM \(psm) at \(remote) within \(timeout): the device is out of range or not advertising connectable"))
             }
         }
         let late = done.withLock { d -> Bool in
@@ -62,8 +62,9 @@ final class L2CAPConnectAttempt: @unchecked Sendable {
         return promise.future
     }
 
-    /// Ends the attempt once: the channel takes the socket, or it is closed.
-    private func finish(keepSocket: Bool, _ result: () -> Any) {
+    /// Ends the attempt once: the channel takes the socket, or it is closed. `result` runs only
+    /// for the attempt's first ending.
+    private func finish(keepSocket: Bool, _ result: () -> Result<L2CAPChannel, BlueCapError>) {
         guard let deadline = done.withLock({ d -> ScheduledTask?? in
             guard !d.ended else { return nil }
             d.ended = true
@@ -75,9 +76,8 @@ final class L2CAPConnectAttempt: @unchecked Sendable {
         source.setCancelHandler { if !keepSocket { L2CAPSocketCalls.close(fd) } }
         source.cancel()
         switch result() {
-        case let channel as L2CAPChannel: promise.success(channel)
-        case let error as BlueCapError: promise.failure(error)
-        default: break
+        case .success(let channel): promise.success(channel)
+        case .failure(let error): promise.failure(error)
         }
     }
 }

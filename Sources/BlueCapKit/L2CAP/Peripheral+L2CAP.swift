@@ -2,6 +2,7 @@
 import BlueZ
 import DBus
 import Dispatch
+import Foundation
 import Futures
 import Locking
 
@@ -67,5 +68,17 @@ extension Peripheral {
         let parts = device.rawValue.split(separator: "/")
         guard parts.count >= 3 else { return nil }
         return try? ObjectPath("/" + parts.dropLast().joined(separator: "/"))
+    }
+}
+
+// MARK: - Seconds
+
+extension Peripheral {
+    /// ``openL2CAPChannel(psm:security:capacity:timeout:)`` with the timeout in seconds
+    /// (the rule of SecondsTimeouts.swift).
+    @_documentation(visibility: internal)
+    public func openL2CAPChannel(psm: UInt16, security: L2CAPSecurity = .low, capacity: Int = 16,
+                                 timeout seconds: TimeInterval) -> Future<L2CAPChannel> {
+        openL2CAPChannel(psm: psm, security: security, capacity: capacity, timeout: .bluecapSeconds(seconds))
     }
 }
