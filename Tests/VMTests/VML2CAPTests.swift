@@ -120,5 +120,35 @@ extension RealBlueZTests {
                 p.disconnect()
             }
         }
+
+        @Test("after pairing (Just Works), a channel published with security .medium opens from a central asking .medium: the link is encrypted and 4 kB go each way",
+              .timeLimit(.minutes(4)))
+        func encryptedChannel() async throws {
+            try await PairingRig.with(capability: .noInputNoOutput) { rig in
+                let publication = try await rig.pair.peripheral.publishL2CAPChannel(security: .medium).value
+                #expect(publication.security == .medium)
+                let accepted = Collector<L2CAPChannel>()
+                publication.channels.onSuccess(context: .immediate) { accepted.append($0) }
+                let p = try await rig.pair.discover()
+                try await rig.connect(p)
+                rig.peripheralAllows.store(true, ordering: .sequentiallyConsistent)
+                try await withDeadline(.seconds(60), "pair") { try await p.pair().value }
+                #expect(p.isPaired)
+
+                let channel = try await p.openL2CAPChannel(psm: publication.psm, security: .medium, timeout: .seconds(60)).value
+                let served = try await accepted.wait(for: 1, timeout: .seconds(30))[0]
+                let data = Self.payload(4096)
+                let atPeripheral = try await Self.move(data, from: channel, to: served)
+                #expect(atPeripheral.bytes == data)
+                let back = Data(data.reversed())
+                let atCentral = try await Self.move(back, from: served, to: channel)
+                #expect(atCentral.bytes == back)
+                print("vm l2cap, BlueZ \(VM.bluezVersion): encrypted channel (BT_SECURITY medium) after pairing: 4 kB each way")
+                channel.close()
+                #expect(try await served.whenClosed().value == .remote)
+                publication.unpublish()
+                try await rig.disconnect(p)
+            }
+        }
     }
 }
