@@ -30,6 +30,8 @@ final class L2CAPConnectAttempt: @unchecked Sendable {
         source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: DispatchQueue(label: "bluecap.l2cap.connect"))
     }
 
+    // MARK: Waiting
+
     /// Waits for the connection; fails with `.timeout` after `timeout` on `clock`'s clock.
     func run(timeout: Duration, clock: some ClockDriven) -> Future<L2CAPChannel> {
         let fd = self.fd

@@ -21,6 +21,8 @@ package final class L2CAPLoopback: Sendable {
     private static let buses = Locked<[String: L2CAPLoopback]>([:])
     private let listeners = Locked<[Key: Deliver]>([:])
 
+    // MARK: Buses
+
     /// The MTU both ends report (the Linux kernel's default for LE channels).
     static let mtu = 672
 
@@ -41,6 +43,8 @@ package final class L2CAPLoopback: Sendable {
         guard case .address(let a) = bus else { return nil }
         return buses.withLock { $0[a] }
     }
+
+    // MARK: Publishing and connecting
 
     /// Registers `deliver` for `psm` (nil: the first free PSM from 0x0080) at `address`.
     func publish(address: String, psm: UInt16?, deliver: @escaping Deliver) throws(L2CAPSocketError) -> UInt16 {

@@ -13,6 +13,8 @@ import Locking
 /// `@unchecked Sendable`: `listener` is set once in `init`; `open` (behind its lock)
 /// makes the teardown run once; the source's handler runs on `queue`.
 public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertible {
+    // MARK: Properties
+
     /// The PSM centrals connect to: the one given, or the one the kernel chose (0x0080–0x00FF).
     public let psm: UInt16
     /// The local adapter's address (`Adapter1.Address`) the PSM is published on.
@@ -27,6 +29,8 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
     private let incoming: StreamPromise<L2CAPChannel>
     private let open = Locked(true)
     private let capacity: Int
+
+    // MARK: Making
 
     /// Listens on the bound socket `fd`; accepted channels get `capacity`.
     init(fd: Int32, psm: UInt16, address: String, security: L2CAPSecurity, capacity: Int) {
@@ -74,9 +78,12 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
     /// Whether the PSM is still published.
     public var isPublished: Bool { open.withLock { $0 } }
 
+    // MARK: Channels
+
     /// Each channel a central opens to ``psm``, open, in the order they were accepted. The
     /// stream keeps the last `capacity` channels for a subscriber that comes later (as every
-    /// `FutureStream`); a channel that no one keeps is closed when it is released. Ends
+    /// `FutureStream`), so a channel the app does not keep is closed once `capacity` newer
+    /// ones came or the publication is released; close the channels you are done with. Ends
     /// (finishes) on ``unpublish()``. Async: `for try await channel in publication.channels.values`.
     public var channels: FutureStream<L2CAPChannel> { incoming.stream }
 
