@@ -7,17 +7,17 @@ import Foundation
 import ExampleSupport
 
 enum L2CAPMode {
-    /// Connects `address` (CentralManager.connect(address:)), runs the echo, disconnects.
-    /// 0 when every byte came back, 1 otherwise.
+    /// Finds `address`, runs the echo over a channel the kernel connects. 0 when every byte
+    /// came back, 1 otherwise.
     static func run(_ manager: CentralManager, address: String, _ options: ScannerOptions, _ console: Console) async -> Int32 {
         let psm = options.psm ?? 0
         do {
             _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value
             console.event("connecting", [("address", .string(address)), ("adapter", .optional(manager.adapter))],
-                          text: "connecting to \(address) on \(manager.adapter ?? "?")")
-            let peripheral = try await manager.connect(address: address, addressType: options.addressType,
-                                                       timeout: options.connectTimeout).value
-            defer { peripheral.disconnect() }
+                          text: "opening an L2CAP channel to \(address) PSM \(psm) on \(manager.adapter ?? "?")")
+            // The device as bluetoothd knows it, else from a scan; the kernel's L2CAP connect
+            // makes the LE link itself (the device advertises connectable).
+            let peripheral = try await find(address, manager, timeout: options.connectTimeout)
             let r = try await L2CAPEcho.run(peripheral, psm: psm, bytes: options.bytes)
             console.event("l2cap", [("address", .string(address)), ("psm", .integer(Int(psm))), ("bytes", .integer(r.bytes)),
                                     ("matched", .bool(r.matched)), ("seconds", .number(r.seconds)),
@@ -30,5 +30,14 @@ enum L2CAPMode {
             console.error("L2CAP echo with \(address) on PSM \(psm) failed: \(error)")
             return 1
         }
+    }
+
+    /// The peripheral at `address`: known to bluetoothd, else the first scan result with it.
+    static func find(_ address: String, _ manager: CentralManager, timeout: Duration) async throws -> Peripheral {
+        if let known = manager.retrievePeripherals(withAddresses: [address]).first { return known }
+        defer { manager.stopScanning() }
+        return try await manager.startScanning(timeout: timeout)
+            .withFilter { $0.address.uppercased() == address }
+            .first().value
     }
 }

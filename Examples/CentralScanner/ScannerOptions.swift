@@ -14,7 +14,7 @@ struct ScannerOptions: CommandOptions {
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
                central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
                central-scanner --connect ADDRESS [--address-type public|random] [--timeout S] [--json] [--adapter hciN] [--simulate]
-               central-scanner --l2cap ADDRESS --psm N [--bytes B] [--address-type public|random] [--timeout S] [--json] [--adapter hciN] [--simulate]
+               central-scanner --l2cap ADDRESS --psm N [--bytes B] [--timeout S] [--json] [--adapter hciN] [--simulate]
                central-scanner --doctor [--json] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
@@ -64,9 +64,10 @@ struct ScannerOptions: CommandOptions {
             --address-type T    public (default) or random
             --timeout S         give up after S seconds (default 30)
 
-          L2CAP mode: connect ADDRESS, open an L2CAP channel (LE credit-based) to PSM N (an echo
-          service: accelerometer-peripheral --l2cap prints its PSM), send B bytes (default 65536),
-          check they come back, print the throughput ({"event":"l2cap","psm":N,"bytes":B,
+          L2CAP mode: find ADDRESS (known to bluetoothd, else a scan of up to --timeout S), open an
+          L2CAP channel (LE credit-based; the kernel makes the link) to PSM N (an echo service:
+          accelerometer-peripheral --l2cap prints its PSM), send B bytes (default 65536) in 32 kB
+          windows, check they come back, print the throughput ({"event":"l2cap","psm":N,"bytes":B,
           "matched":true,"seconds":…,"bytesPerSecond":…,"mtu":…} with --json); exit 0 when every
           byte came back, 1 otherwise. With --simulate the simulated peripheral publishes the echo on N.
 

@@ -47,8 +47,8 @@ package enum L2CAPEcho {
         package var rate: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
     }
 
-    /// Opens a channel to `psm` on `peripheral`, sends `bytes` bytes (sends of 4 kB, each
-    /// awaited, while the echo is read), checks the echo, closes.
+    /// Opens a channel to `psm` on `peripheral`, sends `bytes` bytes in windows of 32 kB (sends
+    /// of 4 kB, each awaited; each window's echo read before the next), checks the echo, closes.
     package static func run(_ peripheral: Peripheral, psm: UInt16, bytes: Int) async throws -> Result {
         let channel = try await peripheral.openL2CAPChannel(psm: psm).value
         defer { channel.close() }
@@ -57,24 +57,22 @@ package enum L2CAPEcho {
             x ^= x << 13; x ^= x >> 17; x ^= x << 5
             return UInt8(truncatingIfNeeded: x)
         })
+        // Windows of 32 kB, each read back before the next is sent: kernels that return LE
+        // credits as SDUs arrive (Linux 6.1) do not hold a sender back for a slow reader (see
+        // the "L2CAP channels" article).
         let clock = ContinuousClock(), t0 = clock.now
-        async let sent: Void = {
-            var offset = 0
-            while offset < data.count {
-                let end = min(offset + 4096, data.count)
+        var back = Data()
+        back.reserveCapacity(bytes)
+        var offset = 0
+        while offset < data.count {
+            let windowEnd = min(offset + 32 * 1024, data.count)
+            while offset < windowEnd {
+                let end = min(offset + 4096, windowEnd)
                 try await channel.send(Data(data[offset..<end])).value
                 offset = end
             }
-        }()
-        var back = Data()
-        back.reserveCapacity(bytes)
-        if bytes > 0 {
-            for try await sdu in channel.received {
-                back.append(sdu)
-                if back.count >= bytes { break }
-            }
+            while back.count < windowEnd { back.append(try await channel.receive().value) }
         }
-        try await sent
         let elapsed = clock.now - t0
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Result(matched: back == data, bytes: bytes, seconds: seconds, mtu: channel.sendMTU)
