@@ -80,15 +80,43 @@ enum PeripheralCommand {
             return 1
         }
 
+        // With --l2cap: an echo channel (kept published until the process ends).
+        var publication: L2CAPPublication?
+        if options.l2cap {
+            do { publication = try await L2CAPEcho.serve(tag.manager, console: console) } catch {
+                console.error("cannot publish the L2CAP channel: \(error)")
+                await tag.shutdown()
+                world?.stop()
+                return 1
+            }
+        }
+        let psmPublished = publication
         if let central {
+            let publication = psmPublished
             let counter = SampleCounter(limit: nil)
             central.samples().onSuccess { _ in
                 let n = counter.next()
+                // With --l2cap: once the simulated central is connected, it opens the echo channel.
+                if n == 1, let psm = publication?.psm, let peripheral = central.peripheral {
+                    Task { await echoOnce(peripheral, psm: psm, central.console) }
+                }
                 if n % 10 == 0 { central.console.event("received", text: "\(n) samples received") }
             }
         }
         // Serve until SIGINT/SIGTERM: SignalTrap runs the cleanups and exits.
         await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+        withExtendedLifetime(publication) {}
         return 0
+    }
+
+    /// The simulated central's L2CAP echo of 4 kB (accelerometer-peripheral --simulate --l2cap).
+    static func echoOnce(_ peripheral: Peripheral, psm: UInt16, _ console: Console) async {
+        do {
+            let r = try await L2CAPEcho.run(peripheral, psm: psm, bytes: 4096)
+            console.event("l2cap-echo", [("psm", .integer(Int(psm))), ("bytes", .integer(r.bytes)), ("matched", .bool(r.matched))],
+                          text: "L2CAP echo on PSM \(psm): \(r.bytes) bytes \(r.matched ? "came back intact" : "came back different")")
+        } catch {
+            console.error("L2CAP echo on PSM \(psm) failed: \(error)")
+        }
     }
 }

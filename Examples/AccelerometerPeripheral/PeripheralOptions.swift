@@ -7,7 +7,7 @@ import ExampleSupport
 struct PeripheralOptions: CommandOptions {
     static let program = "accelerometer-peripheral"
     static let usage = """
-        usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--secure] [--json] [--simulate]
+        usage: accelerometer-peripheral [--adapter hciN] [--name NAME] [--secure] [--l2cap] [--json] [--simulate]
 
           Serves a TI SensorTag accelerometer (service F000AA10-…): Data (read, notify), Enabled
           (read, write; 0/1), UpdatePeriod (read, write; period ms = max(10, 10 × raw)). Advertises
@@ -18,6 +18,9 @@ struct PeripheralOptions: CommandOptions {
             --secure          reading Data needs an encrypted link (encrypt-read): centrals pair first;
                               registers the default pairing agent (NoInputNoOutput) that accepts them
                               (needs permission to call org.bluez: root or the bluetooth group)
+            --l2cap           also publish an L2CAP echo channel (LE credit-based; the kernel picks
+                              the PSM) and print its PSM ({"event":"l2cap","psm":N} with --json); with
+                              --simulate the simulated central also opens it and checks an echo
             --json            JSON lines on stdout; each sample sent is an {"event":"sent",…} line
             --simulate        run against an in-process simulated bluetoothd on a private bus, with a
                               simulated central on hci0 that connects, enables and subscribes
@@ -30,6 +33,7 @@ struct PeripheralOptions: CommandOptions {
     var json = false
     var simulate = false
     var secure = false
+    var l2cap = false
 
     /// Takes one option of `accelerometer-peripheral` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
@@ -41,6 +45,7 @@ struct PeripheralOptions: CommandOptions {
         case "--json": json = true
         case "--simulate": simulate = true
         case "--secure": secure = true
+        case "--l2cap": l2cap = true
         default: return false
         }
         return true

@@ -19,6 +19,7 @@ enum ScannerCommand {
         // The bus: the system bus, or a private one with a simulated bluetoothd.
         var world: SimulatedWorld?
         var sensorTag: SensorTagPeripheral?
+        var l2capEcho: L2CAPPublication?
         let session: BluetoothSession
         var adapter = options.adapter
         if options.simulate {
@@ -36,6 +37,10 @@ enum ScannerCommand {
                                              ("peripheralAddress", .string(tagAddress))],
                               text: "simulating: private bus \(w.address), central on \(adapter!), SensorTag on \(other) (\(tagAddress))")
                 _ = try await tag.start().value
+                // With --l2cap: the simulated peripheral publishes the echo on the PSM asked for.
+                if options.l2cap != nil, let psm = options.psm {
+                    l2capEcho = try await L2CAPEcho.serve(tag.manager, psm: psm, console: console.background("simulated SensorTag (\(other)): "))
+                }
             } catch {
                 console.error("cannot start the simulation: \(error)")
                 world?.stop()
@@ -75,6 +80,8 @@ enum ScannerCommand {
             }
             status = await PairMode.run(manager, address: address, options, console)
             _ = try? await tagAgent?.unregister().value
+        } else if let address = options.l2cap {
+            status = await L2CAPMode.run(manager, address: address, options, console)
         } else if let address = options.connect {
             status = await ConnectMode.run(manager, address: address, options, console)
         } else if options.listAdapters {
@@ -88,6 +95,7 @@ enum ScannerCommand {
         } else {
             status = await scan(manager, options, console, cleanup: cleanup)
         }
+        l2capEcho?.unpublish()
         await cleanup()
         return status
     }

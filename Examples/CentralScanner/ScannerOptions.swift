@@ -14,6 +14,7 @@ struct ScannerOptions: CommandOptions {
                central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
                central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
                central-scanner --connect ADDRESS [--address-type public|random] [--timeout S] [--json] [--adapter hciN] [--simulate]
+               central-scanner --l2cap ADDRESS --psm N [--bytes B] [--timeout S] [--json] [--adapter hciN] [--simulate]
                central-scanner --doctor [--json] [--simulate]
 
           Scan mode: a live table on a terminal, one line per device otherwise, one JSON object per
@@ -63,6 +64,13 @@ struct ScannerOptions: CommandOptions {
             --address-type T    public (default) or random
             --timeout S         give up after S seconds (default 30)
 
+          L2CAP mode: find ADDRESS (known to bluetoothd, else a scan of up to --timeout S), open an
+          L2CAP channel (LE credit-based; the kernel makes the link) to PSM N (an echo service:
+          accelerometer-peripheral --l2cap prints its PSM), send B bytes (default 65536) in 32 kB
+          windows, check they come back, print the throughput ({"event":"l2cap","psm":N,"bytes":B,
+          "matched":true,"seconds":…,"bytesPerSecond":…,"mtu":…} with --json); exit 0 when every
+          byte came back, 1 otherwise. With --simulate the simulated peripheral publishes the echo on N.
+
           Doctor mode: what stops Bluetooth from working here, and how to fix it — bluetoothd on the
           bus, the D-Bus policy (calls, agent, GATT application, advertisement), rfkill, the adapters
           (power, roles, advertising instances), experimental interfaces, main.conf, the BlueZ
@@ -99,12 +107,16 @@ struct ScannerOptions: CommandOptions {
     var connect: String?
     var addressType: PeripheralAddressType = .public
     var connectTimeout: Duration = .seconds(30)
+    var l2cap: String?
+    var psm: UInt16?
+    var bytes = 65_536
 
     /// Options given that only scan mode / only accelerometer mode takes, in order (for ``validate()``).
     private var scanOnly: [String] = []
     private var accelerometerOnly: [String] = []
     private var pairOnly: [String] = []
     private var connectOnly: [String] = []
+    private var l2capOnly: [String] = []
 
     /// Takes one option of `central-scanner` (``CommandOptions``).
     mutating func take(_ option: String, from args: inout Arguments) throws(UsageError) -> Bool {
@@ -150,6 +162,15 @@ struct ScannerOptions: CommandOptions {
                 throw UsageError("--connect needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
             }
             connect = text.uppercased()
+        case "--l2cap":
+            let text = try args.value(for: option)
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+                throw UsageError("--l2cap needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
+            }
+            l2cap = text.uppercased()
+        case "--psm": psm = UInt16(try args.integer(for: option, in: 1...0xFFFF)); l2capOnly.append(option)
+        case "--bytes": bytes = try args.integer(for: option, in: 0...100_000_000); l2capOnly.append(option)
         case "--address-type":
             let text = try args.value(for: option)
             guard let type = PeripheralAddressType(rawValue: text) else { throw UsageError("--address-type is public or random, not \(text)") }
@@ -175,6 +196,16 @@ struct ScannerOptions: CommandOptions {
         if pair != nil, accelerometer { throw UsageError("--pair and --accelerometer do not mix") }
         if pair != nil, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --pair") }
         if pair == nil, let first = pairOnly.first { throw UsageError("\(first) needs --pair") }
+        if l2cap != nil {
+            if connect != nil || accelerometer || pair != nil || listAdapters || doctor {
+                throw UsageError("--l2cap is a mode of its own: no --connect, --accelerometer, --pair, --list-adapters or --doctor")
+            }
+            if psm == nil { throw UsageError("--l2cap needs --psm N (the PSM the peripheral published)") }
+            if let first = scanOnly.first ?? accelerometerOnly.first ?? pairOnly.first { throw UsageError("\(first) is not for --l2cap") }
+            return
+        } else if let first = l2capOnly.first {
+            throw UsageError("\(first) needs --l2cap")
+        }
         if connect != nil {
             if accelerometer || pair != nil || listAdapters || doctor { throw UsageError("--connect is a mode of its own: no --accelerometer, --pair, --list-adapters or --doctor") }
             if let first = scanOnly.first ?? accelerometerOnly.first ?? pairOnly.first { throw UsageError("\(first) is not for --connect") }

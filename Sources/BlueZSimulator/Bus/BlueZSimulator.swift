@@ -1,5 +1,6 @@
 // BlueZSimulator: a simulated bluetoothd owning `org.bluez` on a D-Bus bus.
 
+import BlueCapKit
 import DBus
 import Dispatch
 import Foundation
@@ -11,6 +12,8 @@ import Timing
 /// (Adapter1, Device1, GATT, GattManager1, LEAdvertisingManager1, ObjectManager, Properties) as
 /// bluetoothd does, so any BlueZ client works against it. Peripherals are spec'd in Swift
 /// (`SimulatedPeripheral`) or JSON (`Scenario`); adapters see each other through a virtual radio.
+/// L2CAP channels (`publishL2CAPChannel`, `openL2CAPChannel`) between sessions on its bus in this
+/// process meet over Unix socket pairs.
 /// Faults can be injected from Swift or over D-Bus (`org.bluecap.Simulator1` at
 /// `/org/bluecap/simulator`).
 ///
@@ -57,6 +60,8 @@ public final class BlueZSimulator: @unchecked Sendable {
         let sim = try BlueZSimulator(busAddress: busAddress, adapters: adapters,
                                      profile: experimental.map { profile.experimental($0) } ?? profile, clock: clock)
         try await sim.takeName()
+        // L2CAP channels between sessions on this bus go over socket pairs (L2CAPLoopback).
+        L2CAPLoopback.enable(forBus: busAddress)
         return sim
     }
 
@@ -136,6 +141,7 @@ public final class BlueZSimulator: @unchecked Sendable {
         sync { _ in
             guard !stopped else { return }
             stopped = true
+            L2CAPLoopback.disable(forBus: busAddress)
             core.stopRSSIStorm()
             releaseHeld()
             nameWatch?.cancel()
