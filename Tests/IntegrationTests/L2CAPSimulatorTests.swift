@@ -81,4 +81,35 @@ struct L2CAPSimulatorTests {
         }
         manager.stopAdvertising()
     }
+
+    @Test("accepting: a central the app refuses gets its channel closed at once (seen as .remote), is never delivered and is counted; one it accepts is delivered")
+    func acceptingCheck() async throws {
+        let (rig, manager, peripheral, _) = try await Self.connected()
+        defer { rig.stop() }
+        let central = try need(rig.simulator.adapterAddress(0), "hci0's address")
+        let asked = Collector<String>()
+        let refusing = try await manager.publishL2CAPChannel(psm: 0x0086, accepting: { address in
+            asked.append(address)
+            return false
+        }).value
+        let delivered = Collector<L2CAPChannel>()
+        refusing.channels.onSuccess(context: .immediate) { delivered.append($0) }
+        let refused = try await peripheral.openL2CAPChannel(psm: 0x0086).value
+        #expect(try await refused.whenClosed().value == .remote)
+        #expect(asked.items == [central])
+        #expect(refusing.refusedCount == 1)
+        #expect(delivered.items.isEmpty)
+        refusing.unpublish()
+
+        let admitting = try await manager.publishL2CAPChannel(psm: 0x0087, accepting: { $0 == central }).value
+        admitting.channels.onSuccess(context: .immediate) { delivered.append($0) }
+        let channel = try await peripheral.openL2CAPChannel(psm: 0x0087).value
+        let served = try await delivered.wait(for: 1, timeout: .seconds(5))[0]
+        #expect(served.remoteAddress == central && admitting.refusedCount == 0)
+        try await channel.send(Data([1, 2, 3])).value
+        #expect(try await served.receive().value == Data([1, 2, 3]))
+        channel.close()
+        admitting.unpublish()
+        manager.stopAdvertising()
+    }
 }

@@ -157,6 +157,10 @@ public final class L2CAPChannel: @unchecked Sendable, CustomStringConvertible {
     private func readable() {
         while true {
             let full = state.withLock { s -> Bool in
+                // Ended meanwhile (`close()` from another thread): its sources are resumed and
+                // cancelled, and a suspend now would keep the cancel handler, which closes the
+                // socket, from ever running (the remote would never see the close).
+                if s.closure != nil { return true }
                 guard s.buffered.count >= capacity, s.receivers.isEmpty else { return false }
                 if !s.readSuspended {
                     s.readSuspended = true
@@ -169,6 +173,7 @@ public final class L2CAPChannel: @unchecked Sendable, CustomStringConvertible {
             case .sdu(let bytes):
                 let d = Data(bytes)
                 let receiver = state.withLock { s -> Promise<Data>? in
+                    if s.closure == .local { return nil }  // closed here: what was not taken is dropped
                     if s.receivers.isEmpty { s.buffered.append(d); return nil }
                     return s.receivers.removeFirst()
                 }

@@ -5,10 +5,18 @@ import Futures
 import Locking
 
 /// An L2CAP PSM this process listens on, made by
-/// ``PeripheralManager/publishL2CAPChannel(psm:security:capacity:)``: centrals connect to
+/// ``PeripheralManager/publishL2CAPChannel(psm:security:capacity:accepting:)``: centrals connect to
 /// ``psm`` at ``address`` and each connection arrives on ``channels`` as an open
 /// ``L2CAPChannel``. ``unpublish()`` (or releasing the publication) stops listening; channels
 /// already open stay open.
+///
+/// **Who may connect.** Any central in radio range that can reach ``psm`` at ``address``,
+/// unless ``security`` asks for an encrypted link (``L2CAPSecurity/medium``: the kernel
+/// refuses a central whose link is not encrypted, so a paired or bonded one), and unless the
+/// `accepting` check given to `publishL2CAPChannel` refuses its address: such a channel is
+/// closed at once, never delivered, and counted in ``refusedCount``. What a channel carries is
+/// bounded: SDUs of at most ``L2CAPChannel/receiveMTU`` bytes, at most ``L2CAPChannel/capacity``
+/// of them waiting.
 ///
 /// `@unchecked Sendable`: `listener` is set once in `init`; `open` (behind its lock)
 /// makes the teardown run once; the source's handler runs on `queue`.
@@ -29,11 +37,17 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
     private let incoming: StreamPromise<L2CAPChannel>
     private let open = Locked(true)
     private let capacity: Int
+    /// The app's check of a connecting central's address (nil: every central).
+    private let accepting: (@Sendable (String) -> Bool)?
+    private let refused: Locked<Int>
 
     // MARK: Making
 
     /// Listens on the bound socket `fd`; accepted channels get `capacity`.
-    init(fd: Int32, psm: UInt16, address: String, security: L2CAPSecurity, capacity: Int) {
+    init(fd: Int32, psm: UInt16, address: String, security: L2CAPSecurity, capacity: Int,
+         accepting: (@Sendable (String) -> Bool)?) {
+        self.accepting = accepting
+        refused = Locked(0)
         self.psm = psm
         self.address = address
         self.security = security
@@ -52,11 +66,18 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
     /// incoming socket and returns the PSM; `unregister` undoes it.
     init(loopback register: (@escaping L2CAPLoopback.Deliver) throws(L2CAPSocketError) -> UInt16,
          unregister: @escaping @Sendable (UInt16) -> Void,
-         address: String, security: L2CAPSecurity, capacity: Int) throws(L2CAPSocketError) {
+         address: String, security: L2CAPSecurity, capacity: Int,
+         accepting: (@Sendable (String) -> Bool)?) throws(L2CAPSocketError) {
         let incoming = StreamPromise<L2CAPChannel>(capacity: max(capacity, 1))
         let capacity = max(capacity, 1)
         let psmBox = Locked<UInt16>(0)
+        let refused = Locked(0)
         let psm = try register { fd, peer in
+            if let accepting, !accepting(peer) {
+                refused.withLock { $0 += 1 }
+                L2CAPSocketCalls.close(fd)
+                return
+            }
             _ = incoming.success(L2CAPChannel(fd: fd, remoteAddress: peer, psm: psmBox.withLock { $0 }, sendMTU: L2CAPLoopback.mtu,
                                               receiveMTU: L2CAPLoopback.mtu, capacity: capacity))
         }
@@ -66,6 +87,8 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
         self.security = security
         self.capacity = capacity
         self.incoming = incoming
+        self.accepting = accepting
+        self.refused = refused
         listener = nil
         self.unregister = { unregister(psm) }
     }
@@ -77,6 +100,10 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
 
     /// Whether the PSM is still published.
     public var isPublished: Bool { open.withLock { $0 } }
+
+    /// How many connecting centrals the `accepting` check refused (their channels were closed
+    /// at once).
+    public var refusedCount: Int { refused.withLock { $0 } }
 
     // MARK: Channels
 
@@ -102,6 +129,12 @@ public final class L2CAPPublication: @unchecked Sendable, CustomStringConvertibl
         while isPublished {
             do {
                 guard let (client, peer) = try L2CAPSocketCalls.accept(fd) else { return }
+                // The app's check runs here, on the listener's queue, no lock held.
+                if let accepting, !accepting(peer.address) {
+                    refused.withLock { $0 += 1 }
+                    L2CAPSocketCalls.close(client)
+                    continue
+                }
                 let mtus = L2CAPSocketCalls.mtus(client)
                 let channel = L2CAPChannel(fd: client, remoteAddress: peer.address, psm: psm,
                                            sendMTU: mtus.send, receiveMTU: mtus.receive, capacity: capacity)

@@ -18,10 +18,15 @@ extension PeripheralManager {
     ///     encrypted, so the devices pair or use their bond).
     ///   - capacity: of each channel (see ``L2CAPChannel/capacity``) and of the stream of
     ///     channels.
+    ///   - accepting: who may open a channel, by the central's address (`"AA:BB:CC:DD:EE:FF"`);
+    ///     called on the publication's queue for each connection before it is delivered; false
+    ///     closes it at once (counted in ``L2CAPPublication/refusedCount``). Nil (the default):
+    ///     every central that meets `security`. See ``L2CAPPublication`` for who may connect.
     /// - Returns: the publication (keep it: releasing it unpublishes), once the manager is
     ///   powered on; fails with `.notReady` when it is not, `.alreadyExists` when the PSM is
     ///   taken, `.notPermitted` for a fixed PSM without the capability.
-    public func publishL2CAPChannel(psm: UInt16? = nil, security: L2CAPSecurity = .low, capacity: Int = 16) -> Future<L2CAPPublication> {
+    public func publishL2CAPChannel(psm: UInt16? = nil, security: L2CAPSecurity = .low, capacity: Int = 16,
+                                    accepting: (@Sendable (_ centralAddress: String) -> Bool)? = nil) -> Future<L2CAPPublication> {
         let operation = "PeripheralManager.publishL2CAPChannel"
         guard state == .poweredOn, let adapter = inner.withLock({ $0.adapter }), let tree = session.tree else {
             return Future(error: BlueCapError(kind: .notReady, operation: operation,
@@ -36,7 +41,7 @@ extension PeripheralManager {
             do throws(L2CAPSocketError) {
                 return Future(value: try L2CAPPublication(loopback: { deliver throws(L2CAPSocketError) in try loopback.publish(address: address, psm: psm, deliver: deliver) },
                                                           unregister: { loopback.unpublish(address: address, psm: $0) },
-                                                          address: address, security: security, capacity: capacity))
+                                                          address: address, security: security, capacity: capacity, accepting: accepting))
             } catch {
                 return Future(error: L2CAPErrors.error(error, operation: "\(operation) (simulator)", psm: psm ?? 0, address: address))
             }
@@ -53,7 +58,8 @@ extension PeripheralManager {
                 throw error
             }
             let bound = L2CAPSocketCalls.localAddress(fd)?.psm ?? wanted
-            return Future(value: L2CAPPublication(fd: fd, psm: bound, address: address, security: security, capacity: capacity))
+            return Future(value: L2CAPPublication(fd: fd, psm: bound, address: address, security: security, capacity: capacity,
+                                                  accepting: accepting))
         } catch {
             return Future(error: L2CAPErrors.error(error, operation: "\(operation) (bind/listen)", psm: wanted, address: address))
         }
