@@ -155,7 +155,8 @@ enum ScannerCommand {
 
     static func accelerometer(_ manager: CentralManager, _ options: ScannerOptions, _ console: Console,
                               cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
-        let central = AccelerometerCentral(manager: manager, console: console, periodMs: options.periodMs)
+        let central = AccelerometerCentral(manager: manager, console: console, periodMs: options.periodMs,
+                                           transport: options.startNotify ? .propertiesChanged : .acquiredSocket)
         SignalTrap.shared.onShutdown {
             reportDrops(central, console)
             await central.stop()

@@ -11,7 +11,7 @@ struct ScannerOptions: CommandOptions {
         usage: central-scanner [--adapter hciN|all] [--service UUID]... [--name-prefix P] [--duration S] [--json] [--simulate]
                central-scanner --passive PATTERN... [--adapter hciN] [--duration S] [--json] [--simulate]
                central-scanner --list-adapters [--json] [--simulate]
-               central-scanner --accelerometer [--samples N] [--period-ms M] [--json] [--adapter hciN] [--simulate]
+               central-scanner --accelerometer [--samples N] [--period-ms M] [--start-notify] [--json] [--adapter hciN] [--simulate]
                central-scanner --pair ADDRESS [--passkey N | --auto-confirm] [--json] [--adapter hciN] [--simulate]
                central-scanner --connect ADDRESS [--address-type public|random] [--timeout S] [--json] [--adapter hciN] [--simulate]
                central-scanner --l2cap ADDRESS --psm N [--bytes B] [--timeout S] [--json] [--adapter hciN] [--simulate]
@@ -47,6 +47,8 @@ struct ScannerOptions: CommandOptions {
           "received":…,"delivered":…,"dropped":…,"droppedBy":{"subscriberBacklog":…},"held":…}).
             --samples N         exit 0 after N samples (default: run until Ctrl-C)
             --period-ms M       update period to ask for, 10…2550 ms (default 100)
+            --start-notify      turn notifications on with StartNotify (each sample a D-Bus signal,
+                                what bluez-record records) instead of an AcquireNotify socket
 
           Pair mode: find ADDRESS (known to bluetoothd, else by a scan), pair with it through this
           program's pairing agent (org.bluez.Agent1; registering needs permission to call org.bluez:
@@ -97,6 +99,7 @@ struct ScannerOptions: CommandOptions {
     var accelerometer = false
     var samples: Int?
     var periodMs = 100
+    var startNotify = false
     var allAdapters = false
     var passive: [MonitorPattern] = []
     var listAdapters = false
@@ -148,6 +151,7 @@ struct ScannerOptions: CommandOptions {
         case "--accelerometer": accelerometer = true
         case "--samples": samples = try args.integer(for: option, in: 1...1_000_000); accelerometerOnly.append(option)
         case "--period-ms": periodMs = try args.integer(for: option, in: 10...2550); accelerometerOnly.append(option)
+        case "--start-notify": startNotify = true; accelerometerOnly.append(option)
         case "--pair":
             let text = try args.value(for: option).uppercased()
             let parts = text.split(separator: ":")

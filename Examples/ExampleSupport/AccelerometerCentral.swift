@@ -26,6 +26,8 @@ package final class AccelerometerCentral: Sendable {
     package let manager: CentralManager
     package let console: Console
     package let periodMs: Int
+    /// How notifications are turned on (`startNotifying(via:)`).
+    package let transport: Characteristic.NotificationTransport
     package let policy: Policy
     private struct State {
         var peripheral: Peripheral?
@@ -34,10 +36,12 @@ package final class AccelerometerCentral: Sendable {
     }
     private let state = Guarded(State())
 
-    package init(manager: CentralManager, console: Console, periodMs: Int, policy: Policy = Policy()) {
+    package init(manager: CentralManager, console: Console, periodMs: Int,
+                 transport: Characteristic.NotificationTransport = .acquiredSocket, policy: Policy = Policy()) {
         self.manager = manager
         self.console = console
         self.periodMs = periodMs
+        self.transport = transport
         self.policy = policy
     }
 
@@ -92,8 +96,8 @@ package final class AccelerometerCentral: Sendable {
             .flatMap { service -> Future<Service> in
                 service.characteristic(Accelerometer.UpdatePeriod.uuid)!.write(period).map { _ in service }
             }
-            .flatMap { service -> Future<Characteristic> in
-                service.characteristic(Accelerometer.Data.uuid)!.startNotifying()
+            .flatMap { [transport] service -> Future<Characteristic> in
+                service.characteristic(Accelerometer.Data.uuid)!.startNotifying(via: transport)
             }
             .flatMap { [self] data -> FutureStream<NotificationUpdate> in
                 report("streaming", text: "streaming samples")

@@ -82,10 +82,11 @@ extension Characteristic {
         write(value, timeout: .bluecapSeconds(seconds), type: type)
     }
 
-    /// ``startNotifying(timeout:resubscribeOnReconnect:)`` with the timeout in seconds.
+    /// ``startNotifying(timeout:resubscribeOnReconnect:via:)`` with the timeout in seconds.
     @_documentation(visibility: internal)
-    public func startNotifying(timeout seconds: TimeInterval, resubscribeOnReconnect: Bool = true) -> Future<Characteristic> {
-        startNotifying(timeout: .bluecapSeconds(seconds), resubscribeOnReconnect: resubscribeOnReconnect)
+    public func startNotifying(timeout seconds: TimeInterval, resubscribeOnReconnect: Bool = true,
+                               via transport: NotificationTransport = .acquiredSocket) -> Future<Characteristic> {
+        startNotifying(timeout: .bluecapSeconds(seconds), resubscribeOnReconnect: resubscribeOnReconnect, via: transport)
     }
 
     /// ``stopNotifying(timeout:)`` with the timeout in seconds.

@@ -94,4 +94,34 @@ struct NotifyStartStopTests {
         _ = try await data.startNotifying().value
         #expect(data.notificationTransport == .acquiredSocket)
     }
+
+    @Test("startNotifying(via: .propertiesChanged) never calls AcquireNotify, also when it subscribes again after a reconnection")
+    func startNotifyChosen() async throws {
+        let rig = try await CentralRig.start()
+        defer { rig.stop() }
+        // An AcquireNotify that fails without a fallback: a start that called it would fail.
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.AcquireNotify",
+                                         action: .error(.bluez("NotPermitted", "AcquireNotify was called"))))
+        rig.simulator.add(simulatedSensorTag(tag))
+        let (p, service, events) = try await rig.ready(tag, disconnectRetries: 1)
+        let data = try #require(service.characteristic(AccelerometerUUIDs.data))
+        await #expect(throws: (any Error).self, "the control: the default start calls AcquireNotify") {
+            _ = try await data.startNotifying().value
+        }
+        _ = try await data.startNotifying(via: .propertiesChanged).value
+        #expect(data.notificationTransport == .propertiesChanged)
+        let got = Collector<UInt8>()
+        data.receiveNotificationUpdates().onSuccess(context: .immediate) { got.append($0.data?.first ?? 0) }
+        rig.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([1]))
+        #expect(try await got.wait(for: 1) == [1])
+
+        // The link drops and comes back: the library subscribes again, through StartNotify.
+        rig.simulator.dropLink(device: "/org/bluez/hci0/dev_" + tag.replacingOccurrences(of: ":", with: "_"))
+        _ = try await events.events.wait(until: { $0.contains(.disconnect) }, timeout: .seconds(5))
+        p.reconnect()
+        try await waitUntil("notifying again after the reconnection", timeout: .seconds(5)) { p.isConnected && data.isNotifying }
+        #expect(data.notificationTransport == .propertiesChanged)
+        rig.simulator.notify(peripheral: tag, characteristic: AccelerometerUUIDs.data.uuidString, value: Data([2]))
+        #expect(try await got.wait(for: 2) == [1, 2])
+    }
 }

@@ -17,8 +17,16 @@ extension Characteristic {
     /// Called again after a reconnection (as BlueCap's example chain does), it starts afresh: the update
     /// streams opened before the link dropped finish, and the streams opened next take over
     /// (see ``receiveNotificationUpdates(capacity:)`` for who gets which notification).
-    public func startNotifying(timeout: Duration = .seconds(10), resubscribeOnReconnect: Bool = true) -> Future<Characteristic> {
-        startNotifying(timeout: timeout, resubscribeOnReconnect: resubscribeOnReconnect, byApp: true)
+    ///
+    /// `via` chooses the transport: ``NotificationTransport/acquiredSocket`` (the default) tries
+    /// `AcquireNotify` first as above; ``NotificationTransport/propertiesChanged`` always calls
+    /// `org.bluez.GattCharacteristic1.StartNotify`, so that every notification is a D-Bus signal
+    /// (what `bluez-record` can record and a replay can play back; it costs more CPU per
+    /// notification). The choice holds for the re-subscriptions after a reconnection.
+    public func startNotifying(timeout: Duration = .seconds(10), resubscribeOnReconnect: Bool = true,
+                               via transport: NotificationTransport = .acquiredSocket) -> Future<Characteristic> {
+        state.withLock { $0.preferredTransport = transport }
+        return startNotifying(timeout: timeout, resubscribeOnReconnect: resubscribeOnReconnect, byApp: true)
     }
 
     /// `byApp` is false for the library's own re-subscription after a reconnection, which keeps
@@ -39,7 +47,8 @@ extension Characteristic {
             handle(.startAbandoned(op: id))
         }) { [self] op in
             let stale = replacedError(operation)
-            handle(.startRan(op: op.id, canAcquire: flags.contains("notify"), replaced: stale != nil), op, replaced: stale)
+            let socketAllowed = state.withLock { $0.preferredTransport == .acquiredSocket }
+            handle(.startRan(op: op.id, canAcquire: socketAllowed && flags.contains("notify"), replaced: stale != nil), op, replaced: stale)
         }
         return promise.future
     }
@@ -89,7 +98,7 @@ extension Characteristic {
     /// and finishes every update stream.
     ///
     /// The update streams finish at once. Turning notifications off in BlueZ is queued with the
-    /// device's other GATT operations, so a ``startNotifying(timeout:resubscribeOnReconnect:)``
+    /// device's other GATT operations, so a ``startNotifying(timeout:resubscribeOnReconnect:via:)``
     /// called before it has run (and one called after it waits): `start; stop` leaves
     /// notifications off. After closing an acquired socket it completes when BlueZ reports the
     /// notification released (`NotifyAcquired` false), so a start issued next is not refused.
@@ -141,7 +150,7 @@ extension Characteristic {
     /// its oldest pending value, see `FutureStream`).
     ///
     /// Across reconnections: with re-subscription on (the default of
-    /// ``startNotifying(timeout:resubscribeOnReconnect:)``) the stream stays open through link
+    /// ``startNotifying(timeout:resubscribeOnReconnect:via:)``) the stream stays open through link
     /// drops and goes on after the library turns notifications on again. When the app calls
     /// `startNotifying` again after a drop (an app's chain re-running after `.reconnect`),
     /// the streams opened before the drop finish, and the stream opened next takes over: a chain

@@ -36,6 +36,8 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         var value: Data?
         /// Whether notifications are on, and how (fed under the lock by Characteristic+Notifications).
         var notifications = Notifications()
+        /// The transport the app asked for in its last `startNotifying(via:)`.
+        var preferredTransport = NotificationTransport.acquiredSocket
         /// The open update streams (``receiveNotificationUpdates(capacity:)``).
         var streams = NotificationStreams<NotificationUpdate>()
     }

@@ -10,7 +10,7 @@ import Futures
 /// - a stream gets the notifications that arrive after it was opened, never earlier ones;
 /// - a stream stays open across link drops while re-subscription is on, so one subscription made
 ///   once follows the characteristic through reconnections;
-/// - the app's ``Characteristic/startNotifying(timeout:resubscribeOnReconnect:)`` in a later
+/// - the app's ``Characteristic/startNotifying(timeout:resubscribeOnReconnect:via:)`` in a later
 ///   connection session (after a link drop) finishes the streams opened in earlier sessions: the app
 ///   is setting up again (BlueCap's example chain re-runs after `.reconnect`), and the streams it opens
 ///   next take over;
