@@ -120,6 +120,11 @@ final class ScanView: @unchecked Sendable {
         }
     }
 
+    /// After an interrupted scan: each device is reported again when the resumed scan hears it.
+    func forgetReported() {
+        queue.async { [self] in reported.removeAll() }
+    }
+
     /// Draws a last time and shows the cursor again; returns the number of devices seen.
     func finish() -> Int {
         queue.sync {

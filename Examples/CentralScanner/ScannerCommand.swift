@@ -100,57 +100,6 @@ enum ScannerCommand {
         return status
     }
 
-    // MARK: - Scan mode
-
-    static func scan(_ manager: CentralManager, _ options: ScannerOptions, _ console: Console,
-                     cleanup: @escaping @Sendable () async -> Void) async -> Int32 {
-        let view = ScanView(console: console)
-        SignalTrap.shared.onShutdown {
-            _ = view.finish()
-            await cleanup()
-        }
-        SignalTrap.shared.install()
-        do { _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value } catch {
-            console.error(ExampleFailure.adapter(manager.state, adapter: options.adapter).description)
-            return MissingBlueZ.exitCode
-        }
-        if !view.live {
-            console.event("scanning", [("adapter", .optional(manager.adapter)), ("services", .array(options.services.map { .string($0.uuidString) }))],
-                          text: "scanning on \(manager.adapter ?? "?")" + (options.services.isEmpty ? "" : " for \(options.services.map(\.description).joined(separator: ", "))"))
-        }
-        view.start()
-        let prefix = options.namePrefix
-        let scan = manager.startScanning(forServiceUUIDs: options.services.isEmpty ? nil : options.services,
-                                         timeout: options.duration, options: ScanOptions(allowDuplicates: true))
-        scan.onSuccess { peripheral in
-            if let prefix, !(peripheral.name ?? "").hasPrefix(prefix) { return }
-            let ad = peripheral.advertisement
-            view.update(ScanRow(address: peripheral.address, name: peripheral.name ?? ad.localName, rssi: peripheral.rssi,
-                                uuids: ad.serviceUUIDs, manufacturerData: ad.manufacturerData, lastSeen: .now,
-                                advertisement: ad))
-        }
-        let failure = await withCheckedContinuation { (c: CheckedContinuation<(any Error)?, Never>) in
-            let once = Promise<(any Error)?>()
-            scan.onFailure { error in
-                // The end of the --duration scan, not a failure.
-                if let error = error as? CentralManagerError, error.kind == .scanTimedOut {
-                    once.success(nil)
-                } else {
-                    once.success(error)
-                }
-            }
-            scan.onFinish { once.success(nil) }
-            once.future.onSuccess { c.resume(returning: $0) }
-        }
-        let count = view.finish()
-        if let failure {
-            console.error("scan failed: \(failure)")
-            return 1
-        }
-        console.event("done", [("devices", .integer(count))], text: "scan finished: \(count) device\(count == 1 ? "" : "s")")
-        return 0
-    }
-
     // MARK: - Accelerometer mode
 
     static func accelerometer(_ manager: CentralManager, _ options: ScannerOptions, _ console: Console,

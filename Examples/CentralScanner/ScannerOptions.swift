@@ -28,6 +28,10 @@ struct ScannerOptions: CommandOptions {
             --service UUID      only devices advertising this service (repeatable)
             --name-prefix P     only devices whose name starts with P
             --duration S        scan S seconds, then exit 0 (default: until Ctrl-C)
+          When bluetoothd restarts (or the adapter goes away) the scan is interrupted
+          ({"event":"interrupted","reason":…}) and resumes ({"event":"scanning",…}) once the
+          adapter is powered on again, within --duration; each device is reported again when the
+          resumed scan hears it.
             --adapter all       scan on every powered adapter at once; each line names the adapter
 
           Passive mode: no scan requests, bluetoothd's advertisement monitor (bluetoothd --experimental

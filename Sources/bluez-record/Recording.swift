@@ -31,6 +31,11 @@ final class Recording {
         let objects = try managedObjects()
         let monitor = try MonitorConnection(address: address, rules: [
             "sender='\(bluez)'", "destination='\(BlueZSimulator.busName)'", "destination='\(bluez)'",
+            // After a restart of bluetoothd: its new connection, the bus's note of the change,
+            // and the bus's errors for the calls the old one left unanswered.
+            "sender='\(BlueZSimulator.busName)'",
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BlueZSimulator.busName)'",
+            "type='error',sender='org.freedesktop.DBus'",
         ])
         defer { monitor.close() }
         var recorder = BlueZRecorder(bluez: bluez, apps: Set([options.name].compactMap { $0 }), objects: objects,
@@ -44,14 +49,21 @@ final class Recording {
         let start = ContinuousClock.now
         var lastProgress = start
         var commandExited = false
-        loop: while !stopRequested.load(ordering: .relaxed) {
-            guard let messages = monitor.read(timeoutMilliseconds: commandExited ? 100 : 200) else {
+        var stopping = false
+        loop: while true {
+            // Asked to stop: one more read takes what the bus sent before the signal (the app's
+            // last replies and signals), then the recording ends.
+            if stopRequested.load(ordering: .relaxed) {
+                if stopping { break }
+                stopping = true
+            }
+            guard let messages = monitor.read(timeoutMilliseconds: commandExited || stopping ? 100 : 200) else {
                 progress("the bus closed the connection: recording stops")
                 break
             }
             for m in messages {
                 let at = ContinuousClock.now - start
-                if let pid, let sender = m.sender, sender != bluez, m.type == .methodCall || m.type == .methodReturn || m.type == .error {
+                if let pid, let sender = m.sender, sender != recorder.bluez, sender != "org.freedesktop.DBus", m.type == .methodCall || m.type == .methodReturn || m.type == .error {
                     if isProcess(sender, pid) { recorder.apps.insert(sender) }
                 }
                 if case .full(let message) = recorder.observe(m, at: at) {
@@ -97,18 +109,10 @@ final class Recording {
     private func managedObjects() throws -> [String: [String: [String: DBusValue]]] {
         let reply = try client.callBlocking(destination: BlueZSimulator.busName, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
                                             member: "GetManagedObjects", timeout: .seconds(10))
-        guard case .dict(_, _, let objects)? = reply.body.first else { throw RecordError("GetManagedObjects replied \(reply.signature)") }
-        var out: [String: [String: [String: DBusValue]]] = [:]
-        for o in objects {
-            guard case .objectPath(let path) = o.key, case .dict(_, _, let ifaces) = o.value else { continue }
-            for i in ifaces {
-                guard case .string(let name) = i.key, case .dict(_, _, let props) = i.value else { continue }
-                var values: [String: DBusValue] = [:]
-                for p in props { if case .string(let k) = p.key, case .variant(let v) = p.value { values[k] = v } }
-                out[path.rawValue, default: [:]][name] = values
-            }
+        guard let objects = BlueZScenario.objects(fromManagedObjects: reply.body.first) else {
+            throw RecordError("GetManagedObjects replied \(reply.signature)")
         }
-        return out
+        return objects
     }
 
     /// Whether `sender` is a connection of process `pid` (asked once per name).

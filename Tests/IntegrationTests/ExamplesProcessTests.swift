@@ -88,6 +88,29 @@ struct ExamplesProcessTests {
         #expect(try await peripheral.exitCode(within: .seconds(10)) == 0)
     }
 
+    @Test("central-scanner --json --duration: bluetoothd restarting interrupts the scan, which resumes and finds the peripheral again")
+    func scannerResumesAfterRestart() async throws {
+        let world = try await World()
+        defer { world.stop() }
+        let peripheral = try await world.startPeripheral()
+        let scanner = try ExampleProcess("central-scanner", ["--adapter", "hci0", "--json", "--duration", "8", "--service", Self.serviceUUID],
+                                         bus: world.bus.address)
+        func event(_ line: String) -> String? { ExampleProcess.parse(line)?["event"] as? String }
+        _ = try await scanner.waitLine("discovered") { event($0) == "discovered" }
+        try await world.simulator.restart()
+        _ = try await scanner.waitLine("interrupted") { event($0) == "interrupted" }
+        let code = try await scanner.exitCode(within: .seconds(20))
+        #expect(code == 0, "stderr: \(scanner.stderr)")
+        let names = scanner.events.compactMap { $0["event"] as? String }
+        let interrupted = try #require(names.firstIndex(of: "interrupted"))
+        let resumed = names[interrupted...].firstIndex(of: "scanning")
+        #expect(resumed != nil, "\(names)")
+        #expect(names[(resumed ?? names.endIndex)...].contains("discovered"), "found again after the restart: \(names)")
+        #expect(names.last == "done")
+        peripheral.send(SIGTERM)
+        #expect(try await peripheral.exitCode(within: .seconds(10)) == 0)
+    }
+
     @Test("central-scanner --accelerometer --samples 5 exits 0 with 5 samples that are the ones the peripheral sent")
     func accelerometerSamplesFollowPeripheralMotion() async throws {
         let world = try await World()

@@ -21,8 +21,9 @@ package struct BlueZRecorder: Sendable {
 
     /// The recording so far.
     package private(set) var scenario: BlueZScenario
-    /// The unique name of bluetoothd's connection (the owner of `org.bluez`).
-    package let bluez: String
+    /// The unique name of bluetoothd's connection (the owner of `org.bluez`); it follows a
+    /// restart of bluetoothd (`NameOwnerChanged`).
+    package private(set) var bluez: String
     /// The unique names of the app's connections.
     package var apps: Set<String>
     /// The bound on the recording's size in bytes (its file's text).
@@ -70,6 +71,13 @@ package struct BlueZRecorder: Sendable {
             return add(.incoming(at: at, scenarioMessage(message), .none), key: "\(sender)#\(message.serial)")
         case .signal where sender == bluez && (destination.isEmpty || apps.contains(destination)):
             return add(.signal(at: at, scenarioMessage(message)), key: nil)
+        case .signal where Self.isBlueZOwnerChange(message):
+            // bluetoothd went away or came back: recorded as the bus sent it, and followed.
+            // While nobody owns the name, the bus answers the app's calls itself (recorded with
+            // its error: the replay answers them so when they come late).
+            if case .string(let owner) = message.body[2] { bluez = owner }
+            return add(.signal(at: at, ScenarioMessage(path: message.path?.rawValue ?? "/", interface: message.interface ?? "",
+                                                       member: message.member ?? "", arguments: message.body)), key: nil)
         case .methodReturn, .error:
             guard let serial = message.replySerial, let index = pending.removeValue(forKey: "\(destination)#\(serial)") else { return .ignored }
             let outcome: ScenarioOutcome = if message.type == .error {
@@ -87,6 +95,12 @@ package struct BlueZRecorder: Sendable {
         default:
             return .ignored
         }
+    }
+
+    /// Whether `message` is the bus's `NameOwnerChanged` for `org.bluez`.
+    package static func isBlueZOwnerChange(_ message: Message) -> Bool {
+        message.sender == "org.freedesktop.DBus" && message.interface == "org.freedesktop.DBus" && message.member == "NameOwnerChanged"
+            && message.body.count == 3 && message.body[0] == .string(BlueZSimulator.busName)
     }
 
     private mutating func add(_ event: ScenarioEvent, key: String?) -> Observation {

@@ -63,7 +63,7 @@ extension BlueZReplayer {
         switch scenario.events[index] {
         case .signal(_, let m):
             state.withLock { $0.markReached(index) }
-            send(m)
+            send(m, index: index)
         case .incoming(_, let m, let recorded):
             // The app's objects carry its process id: the path of this run (ReplayPaths).
             let path = state.withLock { $0.paths.seen(forRecorded: m.path) }

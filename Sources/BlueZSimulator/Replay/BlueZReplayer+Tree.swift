@@ -73,7 +73,7 @@ extension BlueZReplayer {
     // MARK: Signals
 
     /// Applies a recorded signal to the tree (exports follow), then sends it as recorded.
-    func send(_ m: ScenarioMessage) {
+    func send(_ m: ScenarioMessage, index: Int) {
         switch (m.interface, m.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             if m.arguments.count == 2, case .objectPath(let op) = m.arguments[0], case .dict(_, _, let entries) = m.arguments[1] {
@@ -101,6 +101,10 @@ extension BlueZReplayer {
                 }
                 refresh(m.path, [iface])
             }
+        case ("org.freedesktop.DBus", "NameOwnerChanged"):
+            // The bus sends this one itself: played as a restart of bluetoothd.
+            if m.arguments.count == 3, case .string(let owner) = m.arguments[2] { owner.isEmpty ? bluetoothdExits() : bluetoothdStarts(after: index) }
+            return
         default: break
         }
         guard let op = try? ObjectPath(m.path) else { return }

@@ -23,8 +23,14 @@ import Timing
 /// With a `ManualClock` shared with the app's session, nothing recorded after a pause happens
 /// until the test advances the clock.
 ///
-/// `@unchecked Sendable`: `state` is behind its lock; the tree and the exports are touched on
-/// `queue` only.
+/// A recorded restart of bluetoothd (the bus's `NameOwnerChanged` for `org.bluez`) is played
+/// as one: the replay's connection closes (the bus tells the app, and fails the calls it left
+/// unanswered) and its objects go; when the recording has `org.bluez` back, a new connection
+/// (a new unique name) takes the name and serves the objects the recording adds from then on.
+///
+/// `@unchecked Sendable`: `state` is behind its lock; the tree, the exports and `connection`
+/// (replaced at a replayed restart) are touched on `queue` only, but for the name request in
+/// `start`, before the replay begins.
 public final class BlueZReplayer: @unchecked Sendable {
     /// The recording played.
     public let scenario: BlueZScenario
@@ -32,7 +38,7 @@ public final class BlueZReplayer: @unchecked Sendable {
     public let busAddress: String
     let queue: DispatchQueue
     let clock: any TimerClock
-    let connection: Connection
+    var connection: Connection
     let state: Locked<ReplayState>
     /// Recorded methods per path and interface: member → (input, output) signatures.
     let methodTable: [String: [String: [String: (DBusSignature, DBusSignature)]]]

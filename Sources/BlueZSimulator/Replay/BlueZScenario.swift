@@ -32,6 +32,22 @@ public struct BlueZScenario: Sendable, Equatable {
     package var events: [ScenarioEvent]
 
     /// A scenario from its parts.
+    /// The tree in a `GetManagedObjects` reply (`a{oa{sa{sv}}}`): path → interface → property → value.
+    package static func objects(fromManagedObjects reply: DBusValue?) -> [String: [String: [String: DBusValue]]]? {
+        guard case .dict(_, _, let objects)? = reply else { return nil }
+        var out: [String: [String: [String: DBusValue]]] = [:]
+        for o in objects {
+            guard case .objectPath(let path) = o.key, case .dict(_, _, let ifaces) = o.value else { continue }
+            for i in ifaces {
+                guard case .string(let name) = i.key, case .dict(_, _, let props) = i.value else { continue }
+                var values: [String: DBusValue] = [:]
+                for p in props { if case .string(let k) = p.key, case .variant(let v) = p.value { values[k] = v } }
+                out[path.rawValue, default: [:]][name] = values
+            }
+        }
+        return out
+    }
+
     package init(note: String = "", objects: [String: [String: [String: DBusValue]]] = [:], events: [ScenarioEvent] = []) {
         self.note = note
         self.objects = objects

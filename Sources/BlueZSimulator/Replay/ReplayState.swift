@@ -20,6 +20,13 @@ struct ReplayState {
     /// place is not fixed (it raced) and the app may not make it again (it stopped discovery
     /// once, not twice): the replay does not wait for it.
     let racing: [Bool]
+    /// Per event: for a call the app made while bluetoothd was away (between a recorded
+    /// `NameOwnerChanged` of `org.bluez` to nobody and the next one), answered by the bus, the
+    /// index of the app's first call after bluetoothd came back. The replay does not wait for
+    /// such a call. Made later than recorded (the replayed bluetoothd is back already), before
+    /// that first call, it gets the recorded answer at once, as often as it comes, and takes no
+    /// later call's place.
+    let whileAway: [Int?]
 
     /// Calls (`interface.member`) the app may make any number of times anywhere (see
     /// ``BlueZReplayer/defaultUnordered``): never awaited, never divergent, never unreached.
@@ -41,7 +48,26 @@ struct ReplayState {
             if let until = inFlightUntil, at < until, unordered.contains("\(m.interface).\(m.member)") { racing[i] = true }
             inFlightUntil = max(inFlightUntil ?? .zero, at + latency)
         }
+        var whileAway = [Int?](repeating: nil, count: events.count)
+        var away = false, gap: [Int] = []
+        for (i, e) in events.enumerated() {
+            switch e {
+            case .signal(_, let m) where m.interface == "org.freedesktop.DBus" && m.member == "NameOwnerChanged":
+                if m.arguments.count == 3, case .string(let owner) = m.arguments[2] { away = owner.isEmpty }
+            case .call(_, let m, _, _) where !Self.isFree(m):
+                if away {
+                    gap.append(i)
+                    racing[i] = true
+                } else {
+                    for g in gap { whileAway[g] = i }
+                    gap.removeAll()
+                }
+            default: break
+            }
+        }
+        for g in gap { whileAway[g] = events.count }
         self.racing = racing
+        self.whileAway = whileAway
         for (i, e) in events.enumerated() {
             if case .call(_, let m, _, _) = e, Self.isFree(m) { reached[i] = true }
         }
@@ -75,6 +101,19 @@ struct ReplayState {
     /// Matches `seen` against the recording and marks it answered.
     mutating func match(_ seen: ScenarioMessage) -> Match {
         let isUnordered = unordered.contains("\(seen.interface).\(seen.member)")
+        let next = events.indices.first { !reached[$0] && isCall($0) && !racing[$0] } ?? events.count
+        // A call that raced another one in the recording, made later in this run: its recorded
+        // answer, and it takes no later call's place.
+        if isUnordered, let late = events.indices.first(where: { $0 < next && racing[$0] && !reached[$0] && paths.same(events[$0].message, seen) }),
+           case .call(_, _, let outcome, _) = events[late] {
+            reached[late] = true
+            return .matched(index: late, outcome: outcome, inOrder: false)
+        }
+        if let late = events.indices.first(where: { whileAway[$0].map { next <= $0 } ?? false && paths.same(events[$0].message, seen) }),
+           case .call(_, _, let outcome, _) = events[late] {
+            reached[late] = true
+            return .matched(index: late, outcome: outcome, inOrder: false)
+        }
         guard let first = events.indices.first(where: { !reached[$0] && isCall($0) && !racing[$0] }) else {
             if isUnordered { return tolerate(seen) }
             return diverge("replay diverged: the recording has no more calls of the app, seen \(seen)")
@@ -90,9 +129,14 @@ struct ReplayState {
             if isUnordered { return tolerate(seen) }
             return diverge("replay diverged at recorded call \(first + 1) of \(events.count) events: expected \(events[first].message), seen \(seen)")
         }
+        // The app went past unordered calls recorded before this one: it made them fewer times
+        // this run. They are not waited for, and this call takes its place in order.
+        let passed = (first..<hit).filter { !reached[$0] && isCall($0) && !racing[$0] }
+        let skipsOnlyUnordered = !passed.isEmpty && passed.allSatisfy { unordered.contains("\(events[$0].message.interface).\(events[$0].message.member)") }
+        if skipsOnlyUnordered { for i in passed { reached[i] = true } }
         reached[hit] = true
         paths.learn(events[hit].message, seen)
-        return .matched(index: hit, outcome: outcome, inOrder: hit == first && !racing[hit])
+        return .matched(index: hit, outcome: outcome, inOrder: (hit == first || skipsOnlyUnordered) && !racing[hit])
     }
 
     /// An unordered call beyond the recorded ones: answered as the same call was last recorded
@@ -126,7 +170,7 @@ struct ReplayState {
     var report: ReplayReport {
         // Unordered calls are optional: the app may make them fewer times than recorded.
         ReplayReport(divergences: divergences, unreached: events.indices.filter {
-            !reached[$0] && !(isCall($0) && unordered.contains("\(events[$0].message.interface).\(events[$0].message.member)"))
+            !reached[$0] && whileAway[$0] == nil && !(isCall($0) && unordered.contains("\(events[$0].message.interface).\(events[$0].message.member)"))
         }.map { ($0 + 1, events[$0]) })
     }
 }
