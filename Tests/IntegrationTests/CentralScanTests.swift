@@ -89,6 +89,20 @@ struct CentralScanTests {
         #expect(!clients.values.contains { $0.active }, "\(clients)")
     }
 
+    @Test("StartDiscovery answered InProgress while bluetoothd is busy (5.66 after a restart) is asked again: the scan starts and finds")
+    func startDiscoveryBusy() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        h.simulator.add(simulatedSensorTag("C0:FF:EE:00:00:01"))
+        h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery",
+                                       action: .error(.bluez("InProgress", "Operation already in progress")), count: 2))
+        let found = Collector<String>()
+        h.manager.startScanning(forServiceUUIDs: [AccelerometerUUIDs.service]).onSuccess(context: .immediate) { found.append($0.address) }
+        #expect(try await found.wait(for: 1, timeout: .seconds(5)) == ["C0:FF:EE:00:00:01"])
+        #expect(h.simulator.sync { $0.store.property("/org/bluez/hci0", "org.bluez.Adapter1", "Discovering") } == .bool(true))
+        h.manager.stopScanning()
+    }
+
     @Test("when BlueZ stops discovery behind our back, the watchdog starts it again")
     func watchdog() async throws {
         let h = try await CentralRig.start()

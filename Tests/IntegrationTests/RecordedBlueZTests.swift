@@ -1,5 +1,5 @@
 // Recordings of real bluetoothd (Scripts/bluez-vm/steps/record, in the VM) replayed to the same
-// example program: it prints what it printed there.
+// example program: it prints what it printed there, and makes every call it made there.
 import BlueZSimulator
 import Foundation
 import Testing
@@ -9,21 +9,39 @@ import TestSupport
 struct RecordedBlueZTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Recordings")
 
-    @Test("central-scanner --connect recorded against bluetoothd replays to the same output",
-          arguments: ["5.66", "5.82"])
-    func connectReplay(version: String) async throws {
-        let file = Self.directory.appendingPathComponent("connect-\(version).bluez.jsonl")
-        let scenario = try BlueZScenario(contentsOf: file)
-        let expected = try String(contentsOf: Self.directory.appendingPathComponent("connect-\(version).out"), encoding: .utf8)
+    /// A recorded run of central-scanner: the recording's name and the arguments it was given
+    /// (ADDRESS: the peripheral's address, read from the recording's note).
+    struct Run: Sendable, CustomStringConvertible {
+        let name: String
+        let version: String
+        let arguments: [String]
+        var description: String { "\(name)-\(version)" }
+    }
+
+    static let runs: [Run] = ["5.66", "5.82"].flatMap { version in [
+        Run(name: "connect", version: version, arguments: ["--connect", "ADDRESS", "--adapter", "hci0", "--json"]),
+        Run(name: "accelerometer", version: version,
+            arguments: ["--accelerometer", "--samples", "20", "--period-ms", "500", "--start-notify", "--adapter", "hci0", "--json"]),
+        Run(name: "pair", version: version, arguments: ["--pair", "ADDRESS", "--adapter", "hci0", "--json"]),
+        Run(name: "restart", version: version,
+            arguments: ["--duration", "16", "--service", "f000aa10-0451-4000-b000-000000000000", "--adapter", "hci0", "--json"]),
+    ] }
+
+    @Test("central-scanner recorded against bluetoothd replays to the same output and calls", arguments: runs)
+    func replay(_ run: Run) async throws {
+        let scenario = try BlueZScenario(contentsOf: Self.directory.appendingPathComponent("\(run).bluez.jsonl"))
+        let expected = try String(contentsOf: Self.directory.appendingPathComponent("\(run).out"), encoding: .utf8)
             .split(separator: "\n").map(String.init)
-        // The address the example was given: "central-scanner --connect ADDRESS …" in the note.
+        // The address the example was given: "central-scanner --connect|--pair ADDRESS …" in the note.
         let words = scenario.note.split(separator: " ").map(String.init)
-        let address = try #require(words.firstIndex(of: "--connect").map { words[$0 + 1] })
+        let address = words.firstIndex { $0 == "--connect" || $0 == "--pair" }.map { words[$0 + 1] }
+        let arguments = try run.arguments.map { $0 == "ADDRESS" ? try need(address, "the address in the note") : $0 }
+        #expect(scenario.note.hasPrefix("central-scanner " + arguments.joined(separator: " ")), "\(scenario.note)")
         let bus = try TestBus()
         defer { bus.stop() }
         let replay = try await BlueZSimulator.start(busAddress: bus.address, replaying: scenario)
         defer { replay.stop() }
-        let central = try ExampleProcess("central-scanner", ["--connect", address, "--adapter", "hci0", "--json"], bus: bus.address)
+        let central = try ExampleProcess("central-scanner", arguments, bus: bus.address)
         #expect(try await central.exitCode(within: .seconds(60)) == 0, "\(central.stderr)\n\(replay.report)")
         #expect(central.lines.items == expected, "\(central.stderr)")
         #expect(replay.report.divergences.isEmpty, "\(replay.report)")

@@ -124,18 +124,39 @@ extension CentralManager {
             if case .failure(let e) = result { return self.endScan(id: session.id, error: .scanFailed(e)) }
             // Stopped (e.g. abandoned) before the filter was set: do not start discovery.
             guard self.inner.withLock({ $0.scan?.id == session.id }) else { return }
-            adapter.startDiscovery { [weak self] result in
-                guard let self else { return }
-                if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
-                // Stopped while StartDiscovery was under way, and no scan replaced it: our
-                // StopDiscovery may have come first, so end the discovery session again.
-                if self.inner.withLock({ $0.scan == nil }) {
-                    if self.hasAddressSearches(on: session.adapter) { return }
-                    return adapter.stopDiscovery { _ in }
+            self.startDiscovery(adapter, session: session, attempt: 1)
+        }
+    }
+
+    /// How often `StartDiscovery` is asked again after `InProgress`, and the first delay (doubled each time).
+    static let discoveryBusyRetries = 5
+    static let discoveryBusyDelay = Duration.milliseconds(100)
+
+    /// `StartDiscovery` for `session`. `InProgress` is bluetoothd's answer both when this
+    /// connection's discovery already runs and when a request of this connection is still under
+    /// way (seen on 5.66 right after a restart of bluetoothd: the scan then never started): asked
+    /// again, up to ``discoveryBusyRetries`` times with a growing delay, before taking it as running.
+    private func startDiscovery(_ adapter: Adapter1, session: ScanSession, attempt: Int) {
+        adapter.startDiscovery { [weak self] result in
+            guard let self else { return }
+            if case .failure(let e) = result, e.kind == .inProgress, attempt <= Self.discoveryBusyRetries {
+                let delay = Self.discoveryBusyDelay * (1 << (attempt - 1))
+                BlueZLog.debug("StartDiscovery: \(e); asking again in \(delay) (attempt \(attempt + 1))")
+                self.after(delay) { [weak self] in
+                    guard let self, self.inner.withLock({ $0.scan?.id == session.id }) else { return }
+                    self.startDiscovery(adapter, session: session, attempt: attempt + 1)
                 }
-                for path in self.tree?.paths(withInterface: Device1.interface, under: session.adapter) ?? [] {
-                    self.consider(path, update: false)
-                }
+                return
+            }
+            if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
+            // Stopped while StartDiscovery was under way, and no scan replaced it: our
+            // StopDiscovery may have come first, so end the discovery session again.
+            if self.inner.withLock({ $0.scan == nil }) {
+                if self.hasAddressSearches(on: session.adapter) { return }
+                return adapter.stopDiscovery { _ in }
+            }
+            for path in self.tree?.paths(withInterface: Device1.interface, under: session.adapter) ?? [] {
+                self.consider(path, update: false)
             }
         }
     }
