@@ -28,10 +28,16 @@ enum PairMode {
             console.event("agent", [("address", .string(request.device.address)), ("request", .string("\(request.kind)"))],
                           text: "agent: \(request.kind) from \(request.device.address)")
         }
+        let registration: PairingAgentRegistration
         do {
             _ = try await manager.whenPoweredOn(timeout: .seconds(10)).value
-            let registration = try await agent.register(for: manager).value
-            defer { _ = registration.unregister() }
+            registration = try await agent.register(for: manager).value
+        } catch {
+            console.error("pairing with \(address) failed: \(error)")
+            return 1
+        }
+        let status: Int32
+        do {
             let peripheral = try await find(address, manager)
             console.event("pairing", [("address", .string(address)), ("capability", .string(capability.rawValue))],
                           text: "pairing with \(address) as \(capability.rawValue)")
@@ -39,11 +45,15 @@ enum PairMode {
             let state = peripheral.pairingState
             console.event("paired", [("address", .string(address)), ("paired", .bool(state.isPaired)), ("bonded", .bool(state.isBonded))],
                           text: "paired with \(address) (bonded: \(state.isBonded))", result: true)
-            return 0
+            status = 0
         } catch {
             console.error("pairing with \(address) failed: \(error)")
-            return 1
+            status = 1
         }
+        // Unregistered before exiting, and awaited (bounded by its own timeout): bluetoothd
+        // forgets the agent now rather than when it sees the connection close.
+        _ = try? await registration.unregister().value
+        return status
     }
 
     /// The device bluetoothd knows at `address` under the manager's adapter, else the first a scan finds (30 s).

@@ -103,6 +103,20 @@ struct CentralScanTests {
         h.manager.stopScanning()
     }
 
+    @Test("StartDiscovery answering InProgress for good while the adapter is not discovering ends the scan naming the cause and the fix")
+    func startDiscoveryStuck() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        h.simulator.inject(MethodFault("org.bluez.Adapter1.StartDiscovery",
+                                       action: .error(.bluez("InProgress", "Operation already in progress"))))
+        let ended = Collector<String>()
+        h.manager.startScanning().onFailure(context: .immediate) { ended.append("\($0)") }
+        let error = try await ended.wait(for: 1, timeout: .seconds(10))[0]
+        #expect(error.contains("6 times and the adapter is not discovering"), "\(error)")
+        #expect(error.contains("bluetoothctl power off; bluetoothctl power on"), "\(error)")
+        #expect(!h.manager.isScanning)
+    }
+
     @Test("when BlueZ stops discovery behind our back, the watchdog starts it again")
     func watchdog() async throws {
         let h = try await CentralRig.start()

@@ -15,6 +15,10 @@ struct RecordedBlueZTests {
         let name: String
         let version: String
         let arguments: [String]
+        /// The exit status it had in the VM.
+        var status: Int32 = 0
+        /// What its stderr said there (checked when set).
+        var says: String?
         var description: String { "\(name)-\(version)" }
     }
 
@@ -25,6 +29,9 @@ struct RecordedBlueZTests {
         Run(name: "pair", version: version, arguments: ["--pair", "ADDRESS", "--adapter", "hci0", "--json"]),
         Run(name: "restart", version: version,
             arguments: ["--duration", "16", "--service", "f000aa10-0451-4000-b000-000000000000", "--adapter", "hci0", "--json"]),
+        Run(name: "restart-killed", version: version,
+            arguments: ["--duration", "16", "--service", "f000aa10-0451-4000-b000-000000000000", "--adapter", "hci0", "--json"], status: 1,
+            says: "power the adapter off and on"),
     ] }
 
     @Test("central-scanner recorded against bluetoothd replays to the same output and calls", arguments: runs)
@@ -42,8 +49,9 @@ struct RecordedBlueZTests {
         let replay = try await BlueZSimulator.start(busAddress: bus.address, replaying: scenario)
         defer { replay.stop() }
         let central = try ExampleProcess("central-scanner", arguments, bus: bus.address)
-        #expect(try await central.exitCode(within: .seconds(60)) == 0, "\(central.stderr)\n\(replay.report)")
+        #expect(try await central.exitCode(within: .seconds(60)) == run.status, "\(central.stderr)\n\(replay.report)")
         #expect(central.lines.items == expected, "\(central.stderr)")
+        if let says = run.says { #expect(central.stderr.contains(says), "\(central.stderr)") }
         #expect(replay.report.divergences.isEmpty, "\(replay.report)")
         #expect(!replay.report.unreached.contains { $0.event.isCall }, "\(replay.report)")
     }

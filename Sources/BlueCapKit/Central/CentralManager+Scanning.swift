@@ -134,8 +134,10 @@ extension CentralManager {
 
     /// `StartDiscovery` for `session`. `InProgress` is bluetoothd's answer both when this
     /// connection's discovery already runs and when a request of this connection is still under
-    /// way (seen on 5.66 right after a restart of bluetoothd: the scan then never started): asked
-    /// again, up to ``discoveryBusyRetries`` times with a growing delay, before taking it as running.
+    /// way: asked again, up to ``discoveryBusyRetries`` times with a growing delay. Still
+    /// `InProgress` then, it is taken as running when the adapter is discovering, and otherwise
+    /// ends the scan naming the likely cause and the fix (after bluetoothd was killed while it
+    /// scanned, 5.66 and 5.82 answer `InProgress` for as long as the controller discovers).
     private func startDiscovery(_ adapter: Adapter1, session: ScanSession, attempt: Int) {
         adapter.startDiscovery { [weak self] result in
             guard let self else { return }
@@ -149,6 +151,16 @@ extension CentralManager {
                 return
             }
             if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
+            if case .failure(let e) = result, !self.adapterDiscovering(session.adapter) {
+                // Still InProgress, and the adapter is not discovering: the controller is busy
+                // for someone else (seen after bluetoothd was killed while it scanned).
+                return self.endScan(id: session.id, error: .scanFailed(BlueZError(
+                    kind: .inProgress,
+                    message: "StartDiscovery answered \"\(e.message)\" \(Self.discoveryBusyRetries + 1) times and the adapter is not discovering:"
+                        + " the controller is likely still discovering for a bluetoothd that was stopped while it scanned;"
+                        + " power the adapter off and on (`bluetoothctl power off; bluetoothctl power on`) to reset it",
+                    operation: e.operation ?? "org.bluez.Adapter1.StartDiscovery", path: e.path)))
+            }
             // Stopped while StartDiscovery was under way, and no scan replaced it: our
             // StopDiscovery may have come first, so end the discovery session again.
             if self.inner.withLock({ $0.scan == nil }) {
@@ -159,6 +171,11 @@ extension CentralManager {
                 self.consider(path, update: false)
             }
         }
+    }
+
+    /// The adapter's `Discovering`, as the tree has it.
+    private func adapterDiscovering(_ adapter: ObjectPath) -> Bool {
+        tree?.properties(at: adapter, interface: Adapter1.interface)?["Discovering"] == .bool(true)
     }
 
     private func endScan(id: Int, error: CentralManagerError) {

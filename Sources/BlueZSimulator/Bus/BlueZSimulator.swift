@@ -299,8 +299,14 @@ extension BlueZSimulator {
 
     /// Fault: bluetoothd restarts. The name is released (NameOwnerChanged to ""), then retaken by
     /// a NEW connection (new unique name) with fresh adapters; devices are forgotten.
-    public func restart() async throws {
+    /// `graceful` is a stop by SIGTERM (`systemctl restart bluetooth`): bluetoothd first powers
+    /// its adapters off (`Powered` false signalled), as 5.66 and 5.82 do; without it, a crash
+    /// (SIGKILL): nothing is signalled before the name goes.
+    public func restart(graceful: Bool = false) async throws {
         let count = adapterCount
+        if graceful {
+            for index in 0..<count { setPowered(adapter: index, false) }
+        }
         sync { core in
             releaseHeld()
             nameWatch?.cancel()

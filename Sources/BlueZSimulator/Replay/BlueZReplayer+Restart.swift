@@ -18,16 +18,12 @@ extension BlueZReplayer {
 
     /// bluetoothd is back (on `queue`, recorded event `index`): a new connection takes
     /// `org.bluez`. Its objects are those of the app's first `GetManagedObjects` recorded after
-    /// this (bluetoothd publishes its adapters as it finds them, and a recording may hold no
-    /// signal for those published before the app asked); the recorded signals that follow keep
-    /// them current. A failure is kept in the report.
+    /// this (bluetoothd publishes its objects as it sets them up, and a recording may hold no
+    /// signal for those published before the app asked), less those whose `InterfacesAdded` was
+    /// recorded before that reply came: they appear when their signal is replayed. The recorded
+    /// signals keep the tree current. A failure is kept in the report.
     func bluetoothdStarts(after index: Int) {
-        let events = scenario.events
-        tree = events[(index + 1)...].lazy.compactMap { event -> [String: [String: [String: DBusValue]]]? in
-            guard case .call(_, let m, .reply(let values), _) = event, m.member == "GetManagedObjects",
-                  m.interface == "org.freedesktop.DBus.ObjectManager" else { return nil }
-            return BlueZScenario.objects(fromManagedObjects: values.first)
-        }.first ?? [:]
+        tree = Self.treeAfterRestart(scenario.events, at: index)
         do {
             let fresh = try Connection(address: busAddress)
             connection.close()
@@ -44,5 +40,24 @@ extension BlueZReplayer {
         } catch {
             state.withLock { $0.record("replay could not start bluetoothd again after the recorded restart: \(error)") }
         }
+    }
+
+    /// The objects bluetoothd had right after the restart recorded at `index` (see
+    /// ``bluetoothdStarts(after:)``).
+    static func treeAfterRestart(_ events: [ScenarioEvent], at index: Int) -> [String: [String: [String: DBusValue]]] {
+        guard let (g, objects) = events.indices.dropFirst(index + 1).lazy.compactMap({ i -> (Int, [String: [String: [String: DBusValue]]])? in
+            guard case .call(_, let m, .reply(let values), _) = events[i], m.member == "GetManagedObjects",
+                  m.interface == "org.freedesktop.DBus.ObjectManager",
+                  let objects = BlueZScenario.objects(fromManagedObjects: values.first) else { return nil }
+            return (i, objects)
+        }).first, case .call(let at, _, _, let latency) = events[g] else { return [:] }
+        var tree = objects
+        for event in events[(index + 1)...] where event.at < at + latency {
+            guard case .signal(_, let m) = event, m.member == "InterfacesAdded", m.arguments.count == 2,
+                  case .objectPath(let path) = m.arguments[0], case .dict(_, _, let entries) = m.arguments[1] else { continue }
+            for case .string(let name) in entries.map(\.key) { tree[path.rawValue]?[name] = nil }
+            if tree[path.rawValue]?.isEmpty == true { tree[path.rawValue] = nil }
+        }
+        return tree
     }
 }

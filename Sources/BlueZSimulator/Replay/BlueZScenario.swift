@@ -19,7 +19,7 @@ import Foundation
 /// {"t":9000,"incoming":{"path":"/agent","interface":"org.bluez.Agent1","member":"RequestPasskey","args":[["o","…"]]},"reply":[["u",123456]]}
 /// ```
 /// Times (`t`, `latency`) are integer microseconds from the start of the recording. Values are
-/// written as `["signature", value]` (see the DocC article "Recording and replaying BlueZ").
+/// written as `["signature", value]` (see the DocC article "Reproducing a field bug").
 public struct BlueZScenario: Sendable, Equatable {
     /// The format version this code reads and writes.
     public static let formatVersion = 1
