@@ -356,9 +356,9 @@ def main():
         for w in wanted:
             if w == "bluecap":
                 if bluecap_ok:
-                    out += {"notify": ["bluecap-futurestream", "bluecap-async", "bluecap-acquire"],
-                            "default": ["bluecap-default", "bluecap-default-async"],
-                            "read": ["bluecap-futurestream", "bluecap-async"], "scan": ["bluecap-futurestream"]}[kind]
+                    out += {"notify": ["bluecap-futurestream", "bluecap-async", "bluecap-async-executor", "bluecap-acquire"],
+                            "default": ["bluecap-default", "bluecap-default-async", "bluecap-default-async-executor"],
+                            "read": ["bluecap-futurestream", "bluecap-async", "bluecap-async-executor"], "scan": ["bluecap-futurestream"]}[kind]
             elif w == "baseline" and kind in ("notify", "default"):
                 out += ["baseline", "baseline-acquire"]
             elif w == "bleak" and kind == "default":

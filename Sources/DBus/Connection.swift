@@ -11,6 +11,8 @@ import Locking
 /// Close the connection with `close()`; releasing the last reference closes it too.
 public final class Connection: Sendable {
     let core: ConnectionCore
+    /// Runs the jobs of tasks that prefer it on the owner thread (see ``ConnectionTaskExecutor``).
+    public let taskExecutor: ConnectionTaskExecutor
 
     /// Every call's default timeout.
     public static let defaultTimeout: Duration = .seconds(25)
@@ -60,6 +62,7 @@ public final class Connection: Sendable {
         }
         LibDBus.setExitOnDisconnect(raw, false)
         core = ConnectionCore(raw: raw, uniqueName: LibDBus.uniqueName(raw) ?? "", address: address)
+        taskExecutor = ConnectionTaskExecutor(core: core)
         core.start()
     }
 

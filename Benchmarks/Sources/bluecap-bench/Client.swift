@@ -1,6 +1,7 @@
 // bluecap-bench client: the BlueCapKit peer of the benchmark harness (Benchmarks/harness).
 //
 //   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|async-stream|acquire|default|default-async
+//     (async and default-async also as async-executor, default-async-executor: on the session's task executor)
 //   bluecap-bench client scan-pair --variant single|shared|separate   (GatewayBench.swift)
 //   bluecap-bench client footprint --variant one-session|four-sessions
 //       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S] [--warm N]
@@ -30,6 +31,10 @@ struct ClientOptions {
     /// scan: print "ready" only once this many devices have been reported (their `Peripheral`
     /// objects made), so that the measurement is the steady state.
     var warm = 0
+    /// A variant ending in "-executor" (`async-executor`, `default-async-executor`): the async
+    /// consumer runs with the session's task executor as its preference
+    /// (`BluetoothSession.taskExecutor`); `variant` is then the rest of the name.
+    var onSessionExecutor = false
 
     init(_ args: ArraySlice<String>) throws {
         var args = args
@@ -47,6 +52,10 @@ struct ClientOptions {
             case "--warm": warm = Int(v) ?? 0
             default: throw ClientFailure("unknown option \(a)")
             }
+        }
+        if variant.hasSuffix("-executor") {
+            onSessionExecutor = true
+            variant.removeLast("-executor".count)
         }
     }
 }
@@ -178,6 +187,10 @@ func clientNotify(_ manager: CentralManager, _ o: ClientOptions) async throws {
             tasks.append(Task.detached {
                 for try await update in values { counter.add(update.data) }
             })
+        } else if isAsync && o.onSessionExecutor {
+            tasks.append(Task(executorPreference: manager.session.taskExecutor) {
+                for try await update in stream.values { counter.add(update.data) }
+            })
         } else if isAsync {
             tasks.append(Task.detached {
                 for try await update in stream.values { counter.add(update.data) }
@@ -201,20 +214,26 @@ func clientRead(_ manager: CentralManager, _ o: ClientOptions) async throws {
     let share = (0..<o.inflight).map { o.count / o.inflight + ($0 < o.count % o.inflight ? 1 : 0) }
     var latencies: [Duration] = []
     if o.variant == "async" {
-        if o.inflight == 1 {
-            latencies.reserveCapacity(o.count)
-            for _ in 0..<o.count {
-                let t0 = clock.now
-                add(try await c.read().value.value)
-                latencies.append(clock.now - t0)
-            }
-        } else {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in share {
-                    group.addTask { for _ in 0..<n { add(try await c.read().value.value) } }
+        // "async-executor": the same loops on the session's task executor.
+        let executor: (any TaskExecutor)? = o.onSessionExecutor ? manager.session.taskExecutor : nil
+        latencies = try await withTaskExecutorPreference(executor) {
+            var latencies: [Duration] = []
+            if o.inflight == 1 {
+                latencies.reserveCapacity(o.count)
+                for _ in 0..<o.count {
+                    let t0 = clock.now
+                    add(try await c.read().value.value)
+                    latencies.append(clock.now - t0)
                 }
-                try await group.waitForAll()
+            } else {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in share {
+                        group.addTask { for _ in 0..<n { add(try await c.read().value.value) } }
+                    }
+                    try await group.waitForAll()
+                }
             }
+            return latencies
         }
     } else {
         // Futures only: each completion starts the next read of its chain.

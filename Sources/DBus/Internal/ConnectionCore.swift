@@ -86,6 +86,14 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
         return jobs.submit(job)
     }
 
+    /// Queues `job` to run on the owner thread after what runs there now, never inline (a task
+    /// executor must not run a job inside `enqueue`): from the owner thread without a wake-up,
+    /// from any other thread as ``perform(_:)`` queues. Returns false (and does not run `job`)
+    /// once the connection is closed.
+    func enqueue(_ job: @escaping @Sendable () -> Void) -> Bool {
+        isOwnerThread ? jobs.submitFromOwner(job) : jobs.submit(job)
+    }
+
     /// Stops the loop, fails pending calls, closes the connection. Waits for the owner thread
     /// unless called on it.
     func close() {

@@ -42,6 +42,19 @@ final class JobQueue: @unchecked Sendable {
         return accepted
     }
 
+    /// Appends `job` from the owner thread itself, for the owner's task executor: no wait for
+    /// room (only the owner thread empties the queue, so waiting there would never end) and no
+    /// eventfd write (the owner's loop runs queued jobs before it polls, and polls without
+    /// sleeping while any are queued). Bounded all the same: a task has at most one job queued
+    /// at a time. Returns false once the queue is closed.
+    func submitFromOwner(_ job: @escaping Job) -> Bool {
+        state.withLock { s in
+            if s.closed { return false }
+            s.items.append(job)
+            return true
+        }
+    }
+
     /// Writes the eventfd so the owner's poll returns.
     func wake() {
         var one: UInt64 = 1
