@@ -24,7 +24,7 @@ struct RecordReplayRestartTests {
     /// The app under test, a gateway's scan: scan until the tag is found and go on scanning;
     /// `restart()` (bluetoothd restarts, or the replay plays it); the scan ends; once the
     /// manager is powered on again, scan again until the tag is found.
-    static func app(_ manager: CentralManager, restart: @Sendable () async throws -> Void) async throws -> Seen {
+    static func app(_ manager: CentralManager, _ phase: String, restart: @Sendable () async throws -> Void) async throws -> Seen {
         let states = Collector<ManagerState>()
         manager.whenStateChanges().onSuccess(context: .immediate) { states.append($0) }
         try await manager.whenPoweredOn(timeout: .seconds(5)).value
@@ -45,7 +45,7 @@ struct RecordReplayRestartTests {
                 return s[off...].contains(.poweredOn)
             }, timeout: .seconds(15))
         } catch {
-            Issue.record("no power-on after the restart: states \(states.items)")
+            Issue.record("\(phase): no power-on after the restart: states \(states.items)")
             throw error
         }
         let again = Collector<Peripheral>()
@@ -67,7 +67,7 @@ struct RecordReplayRestartTests {
                                                            "--output", file.path], bus: rig.bus.address)
         _ = try await recorder.waitLine("recording") { $0 == "recording" }
         let simulator = rig.simulator
-        let recorded = try await Self.app(rig.manager) { try await simulator.restart() }
+        let recorded = try await Self.app(rig.manager, "recording") { try await simulator.restart() }
         recorder.send(SIGINT)
         #expect(try await recorder.exitCode(within: .seconds(10)) == 0, "\(recorder.stderr)")
         let scenario = try BlueZScenario(contentsOf: file)
@@ -81,7 +81,7 @@ struct RecordReplayRestartTests {
         defer { replay.stop() }
         let manager = CentralManager(session: replay.session())
         defer { manager.reset() }
-        let replayed = try await Self.app(manager) {}
+        let replayed = try await Self.app(manager, "replay") {}
         #expect(replayed == recorded)
         let report = replay.report
         #expect(report.divergences.isEmpty, "\(report)")

@@ -201,7 +201,9 @@ extension CentralManager {
                 consider(path, update: true, changed: changed, invalidated: invalidated)
             }
         case .propertiesChanged(let path, let interface, let changed, _) where interface == Adapter1.interface:
-            if changed["Discovering"] == .bool(false) { discoveryStopped(adapter: path) }
+            // Not when the adapter is powering off (one change says both): the scan ends
+            // with the adapter state, and a restart would only be refused.
+            if changed["Discovering"] == .bool(false), changed["Powered"] != .bool(false) { discoveryStopped(adapter: path) }
         default:
             break
         }
@@ -273,7 +275,7 @@ extension CentralManager {
 
     /// The watchdog: BlueZ stopped discovering while we scan; start again.
     private func discoveryStopped(adapter path: ObjectPath) {
-        guard let connection else { return }
+        guard let connection, tree?.properties(at: path, interface: Adapter1.interface)?["Powered"] != .bool(false) else { return }
         let session = inner.withLock { s -> ScanSession? in
             guard var scan = s.scan, scan.adapter == path, s.lastState == .poweredOn else { return nil }
             scan.restarts += 1
