@@ -17,7 +17,7 @@ enum L2CAPMode {
                           text: "opening an L2CAP channel to \(address) PSM \(psm) on \(manager.adapter ?? "?")")
             // The device as bluetoothd knows it, else from a scan; the kernel's L2CAP connect
             // makes the LE link itself (the device advertises connectable).
-            let peripheral = try await find(address, manager, timeout: options.connectTimeout)
+            let peripheral = try await ScannerCommand.find(address, manager, timeout: options.connectTimeout)
             let r = try await L2CAPEcho.run(peripheral, psm: psm, bytes: options.bytes)
             console.event("l2cap", [("address", .string(address)), ("psm", .integer(Int(psm))), ("bytes", .integer(r.bytes)),
                                     ("matched", .bool(r.matched)), ("seconds", .number(r.seconds)),
@@ -30,14 +30,5 @@ enum L2CAPMode {
             console.error("L2CAP echo with \(address) on PSM \(psm) failed: \(error)")
             return 1
         }
-    }
-
-    /// The peripheral at `address`: known to bluetoothd, else the first scan result with it.
-    static func find(_ address: String, _ manager: CentralManager, timeout: Duration) async throws -> Peripheral {
-        if let known = manager.retrievePeripherals(withAddresses: [address]).first { return known }
-        defer { manager.stopScanning() }
-        return try await manager.startScanning(timeout: timeout)
-            .withFilter { $0.address.uppercased() == address }
-            .first().value
     }
 }

@@ -38,7 +38,7 @@ enum PairMode {
         }
         let status: Int32
         do {
-            let peripheral = try await find(address, manager)
+            let peripheral = try await ScannerCommand.find(address, manager, timeout: .seconds(30))
             console.event("pairing", [("address", .string(address)), ("capability", .string(capability.rawValue))],
                           text: "pairing with \(address) as \(capability.rawValue)")
             try await peripheral.pair(timeout: .seconds(60)).value
@@ -55,20 +55,9 @@ enum PairMode {
         _ = try? await registration.unregister().value
         return status
     }
-
-    /// The device bluetoothd knows at `address` under the manager's adapter, else the first a scan finds (30 s).
-    private static func find(_ address: String, _ manager: CentralManager) async throws -> Peripheral {
-        if let known = manager.retrievePeripherals(withAddresses: [address]).first { return known }
-        let found = Promise<Peripheral>()
-        let scan = manager.startScanning(timeout: .seconds(30))
-        scan.onSuccess { if $0.address == address { found.success($0) } }
-        scan.onFailure { found.failure($0) }
-        scan.onFinish { found.failure(PairModeError("\(address) was not found within 30 s")) }
-        defer { manager.stopScanning() }
-        return try await found.future.value
-    }
 }
 
+/// A failure of a central-scanner mode, said in one line.
 struct PairModeError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }

@@ -156,27 +156,9 @@ struct ScannerOptions: CommandOptions {
         case "--samples": samples = try args.integer(for: option, in: 1...1_000_000); accelerometerOnly.append(option)
         case "--period-ms": periodMs = try args.integer(for: option, in: 10...2550); accelerometerOnly.append(option)
         case "--start-notify": startNotify = true; accelerometerOnly.append(option)
-        case "--pair":
-            let text = try args.value(for: option).uppercased()
-            let parts = text.split(separator: ":")
-            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
-                throw UsageError("--pair needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
-            }
-            pair = text
-        case "--connect":
-            let text = try args.value(for: option)
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
-                throw UsageError("--connect needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
-            }
-            connect = text.uppercased()
-        case "--l2cap":
-            let text = try args.value(for: option)
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
-                throw UsageError("--l2cap needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
-            }
-            l2cap = text.uppercased()
+        case "--pair": pair = try Self.address(args.value(for: option), for: option)
+        case "--connect": connect = try Self.address(args.value(for: option), for: option)
+        case "--l2cap": l2cap = try Self.address(args.value(for: option), for: option)
         case "--psm": psm = UInt16(try args.integer(for: option, in: 1...0xFFFF)); l2capOnly.append(option)
         case "--bytes": bytes = try args.integer(for: option, in: 0...100_000_000); l2capOnly.append(option)
         case "--address-type":
@@ -193,6 +175,16 @@ struct ScannerOptions: CommandOptions {
     }
 
     /// The two modes' options do not mix.
+    /// `text` as a Bluetooth address (six hex pairs separated by colons), upper case; the
+    /// usage error names `option`.
+    static func address(_ text: String, for option: String) throws(UsageError) -> String {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+            throw UsageError("\(option) needs a Bluetooth address (AA:BB:CC:DD:EE:FF), not \(text)")
+        }
+        return text.uppercased()
+    }
+
     func validate() throws(UsageError) {
         if accelerometer, let first = scanOnly.first { throw UsageError("\(first) is for scan mode, not --accelerometer") }
         if !accelerometer, let first = accelerometerOnly.first { throw UsageError("\(first) needs --accelerometer") }

@@ -141,25 +141,27 @@ extension CentralManager {
     private func startDiscovery(_ adapter: Adapter1, session: ScanSession, attempt: Int) {
         adapter.startDiscovery { [weak self] result in
             guard let self else { return }
-            if case .failure(let e) = result, e.kind == .inProgress, attempt <= Self.discoveryBusyRetries {
-                let delay = Self.discoveryBusyDelay * (1 << (attempt - 1))
-                BlueZLog.debug("StartDiscovery: \(e); asking again in \(delay) (attempt \(attempt + 1))")
-                self.after(delay) { [weak self] in
-                    guard let self, self.inner.withLock({ $0.scan?.id == session.id }) else { return }
-                    self.startDiscovery(adapter, session: session, attempt: attempt + 1)
+            if case .failure(let e) = result {
+                guard e.kind == .inProgress else { return self.endScan(id: session.id, error: .scanFailed(e)) }
+                if attempt <= Self.discoveryBusyRetries {
+                    let delay = Self.discoveryBusyDelay * (1 << (attempt - 1))
+                    BlueZLog.debug("StartDiscovery: \(e); asking again in \(delay) (attempt \(attempt + 1))")
+                    self.after(delay) { [weak self] in
+                        guard let self, self.inner.withLock({ $0.scan?.id == session.id }) else { return }
+                        self.startDiscovery(adapter, session: session, attempt: attempt + 1)
+                    }
+                    return
                 }
-                return
-            }
-            if case .failure(let e) = result, e.kind != .inProgress { return self.endScan(id: session.id, error: .scanFailed(e)) }
-            if case .failure(let e) = result, !self.adapterDiscovering(session.adapter) {
-                // Still InProgress, and the adapter is not discovering: the controller is busy
-                // for someone else (seen after bluetoothd was killed while it scanned).
-                return self.endScan(id: session.id, error: .scanFailed(BlueZError(
-                    kind: .inProgress,
-                    message: "StartDiscovery answered \"\(e.message)\" \(Self.discoveryBusyRetries + 1) times and the adapter is not discovering:"
-                        + " the controller is likely still discovering for a bluetoothd that was stopped while it scanned;"
-                        + " power the adapter off and on (`bluetoothctl power off; bluetoothctl power on`) to reset it",
-                    operation: e.operation ?? "org.bluez.Adapter1.StartDiscovery", path: e.path)))
+                if self.adapterProperty(session.adapter, "Discovering") != .bool(true) {
+                    // Still InProgress, and the adapter is not discovering: the controller is busy
+                    // for someone else (seen after bluetoothd was killed while it scanned).
+                    return self.endScan(id: session.id, error: .scanFailed(BlueZError(
+                        kind: .inProgress,
+                        message: "StartDiscovery answered \"\(e.message)\" \(Self.discoveryBusyRetries + 1) times and the adapter is not discovering:"
+                            + " the controller is likely still discovering for a bluetoothd that was stopped while it scanned;"
+                            + " power the adapter off and on (`bluetoothctl power off; bluetoothctl power on`) to reset it",
+                        operation: e.operation ?? "org.bluez.Adapter1.StartDiscovery", path: e.path)))
+                }
             }
             // Stopped while StartDiscovery was under way, and no scan replaced it: our
             // StopDiscovery may have come first, so end the discovery session again.
@@ -173,9 +175,9 @@ extension CentralManager {
         }
     }
 
-    /// The adapter's `Discovering`, as the tree has it.
-    private func adapterDiscovering(_ adapter: ObjectPath) -> Bool {
-        tree?.properties(at: adapter, interface: Adapter1.interface)?["Discovering"] == .bool(true)
+    /// The adapter's property `name` (`Discovering`, `Powered`), as the tree has it.
+    private func adapterProperty(_ adapter: ObjectPath, _ name: String) -> DBusValue? {
+        tree?.properties(at: adapter, interface: Adapter1.interface)?[name]
     }
 
     private func endScan(id: Int, error: CentralManagerError) {
@@ -275,7 +277,7 @@ extension CentralManager {
 
     /// The watchdog: BlueZ stopped discovering while we scan; start again.
     private func discoveryStopped(adapter path: ObjectPath) {
-        guard let connection, tree?.properties(at: path, interface: Adapter1.interface)?["Powered"] != .bool(false) else { return }
+        guard let connection, adapterProperty(path, "Powered") != .bool(false) else { return }
         let session = inner.withLock { s -> ScanSession? in
             guard var scan = s.scan, scan.adapter == path, s.lastState == .poweredOn else { return nil }
             scan.restarts += 1
