@@ -42,7 +42,7 @@ extension ScannerCommand {
             }
             let wait = end.map { max(.zero, $0 - .now) } ?? .seconds(86_400)
             do { _ = try await manager.whenPoweredOn(timeout: wait).value } catch {
-                if end != nil, ContinuousClock.now >= end! { break }
+                if let end, ContinuousClock.now >= end { break }
                 _ = view.finish()
                 console.error(ExampleFailure.adapter(manager.state, adapter: options.adapter).description)
                 return MissingBlueZ.exitCode

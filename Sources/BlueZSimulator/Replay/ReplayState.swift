@@ -102,22 +102,22 @@ struct ReplayState {
     mutating func match(_ seen: ScenarioMessage) -> Match {
         let isUnordered = unordered.contains("\(seen.interface).\(seen.member)")
         let next = events.indices.first { !reached[$0] && isCall($0) && !racing[$0] } ?? events.count
-        // A call that raced another one in the recording, made later in this run: its recorded
-        // answer, and it takes no later call's place.
-        if isUnordered, let late = events.indices.first(where: { $0 < next && racing[$0] && !reached[$0] && paths.same(events[$0].message, seen) }),
+        // Made later in this run than recorded, it gets its recorded answer and takes no later
+        // call's place: an unordered call that raced another one in the recording, or a call
+        // made while bluetoothd was away (``whileAway``).
+        let racedLate = isUnordered
+            ? events.indices.first { $0 < next && racing[$0] && !reached[$0] && paths.same(events[$0].message, seen) } : nil
+        if let late = racedLate ?? events.indices.first(where: { whileAway[$0].map { next <= $0 } ?? false && paths.same(events[$0].message, seen) }),
            case .call(_, _, let outcome, _) = events[late] {
             reached[late] = true
             return .matched(index: late, outcome: outcome, inOrder: false)
         }
-        if let late = events.indices.first(where: { whileAway[$0].map { next <= $0 } ?? false && paths.same(events[$0].message, seen) }),
-           case .call(_, _, let outcome, _) = events[late] {
-            reached[late] = true
-            return .matched(index: late, outcome: outcome, inOrder: false)
-        }
-        guard let first = events.indices.first(where: { !reached[$0] && isCall($0) && !racing[$0] }) else {
+        // The first unanswered call in its place (computed above, before the late calls).
+        guard next < events.count else {
             if isUnordered { return tolerate(seen) }
             return diverge("replay diverged: the recording has no more calls of the app, seen \(seen)")
         }
+        let first = next
         var ahead = 0
         let window = events.indices.filter { i in
             guard i >= first, !reached[i], case .call(let at, _, _, _) = events[i] else { return false }
