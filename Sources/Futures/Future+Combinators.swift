@@ -11,14 +11,14 @@ extension Future {
         cancelToken: CancelToken? = nil,
         _ mapping: @escaping @Sendable (T) throws -> M
     ) -> Future<M> {
-        let promise = Promise<M>()
-        addCallback(for: promise.future, context: context, token: cancelToken) { result in
-            switch result {
-            case .success(let value): promise.complete(Result { try mapping(value) })
-            case .failure(let error): promise.failure(error)
+        derive(context: context, token: cancelToken) { (promise: Promise<M>) in
+            { result in
+                switch result {
+                case .success(let value): promise.complete(Result { try mapping(value) })
+                case .failure(let error): promise.failure(error)
+                }
             }
         }
-        return promise.future
     }
 
     /// A future completed with the future returned by `mapping` for this future's value.
@@ -29,16 +29,16 @@ extension Future {
         cancelToken: CancelToken? = nil,
         _ mapping: @escaping @Sendable (T) throws -> Future<M>
     ) -> Future<M> {
-        let promise = Promise<M>()
-        addCallback(for: promise.future, context: context, token: cancelToken) { result in
-            switch result {
-            case .success(let value):
-                do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
-            case .failure(let error):
-                promise.failure(error)
+        derive(context: context, token: cancelToken) { (promise: Promise<M>) in
+            { result in
+                switch result {
+                case .success(let value):
+                    do { promise.completeWith(future: try mapping(value)) } catch { promise.failure(error) }
+                case .failure(let error):
+                    promise.failure(error)
+                }
             }
         }
-        return promise.future
     }
 
     /// A stream fed by the stream that `mapping` returns for this future's value. If this
@@ -75,14 +75,14 @@ extension Future {
         cancelToken: CancelToken? = nil,
         _ recovery: @escaping @Sendable (any Error) throws -> T
     ) -> Future<T> {
-        let promise = Promise<T>()
-        addCallback(for: promise.future, context: context, token: cancelToken) { result in
-            switch result {
-            case .success: promise.complete(result)
-            case .failure(let error): promise.complete(Result { try recovery(error) })
+        derive(context: context, token: cancelToken) { (promise: Promise<T>) in
+            { result in
+                switch result {
+                case .success: promise.complete(result)
+                case .failure(let error): promise.complete(Result { try recovery(error) })
+                }
             }
         }
-        return promise.future
     }
 
     /// A future that replaces a failure with the result of the future `recovery` returns.
@@ -92,16 +92,16 @@ extension Future {
         cancelToken: CancelToken? = nil,
         _ recovery: @escaping @Sendable (any Error) throws -> Future<T>
     ) -> Future<T> {
-        let promise = Promise<T>()
-        addCallback(for: promise.future, context: context, token: cancelToken) { result in
-            switch result {
-            case .success:
-                promise.complete(result)
-            case .failure(let error):
-                do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
+        derive(context: context, token: cancelToken) { (promise: Promise<T>) in
+            { result in
+                switch result {
+                case .success:
+                    promise.complete(result)
+                case .failure(let error):
+                    do { promise.completeWith(future: try recovery(error)) } catch { promise.failure(error) }
+                }
             }
         }
-        return promise.future
     }
 
     /// A future with this future's value if `predicate` accepts it, else failing with
@@ -136,12 +136,12 @@ extension Future {
         cancelToken: CancelToken? = nil,
         _ effect: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Future<T> {
-        let promise = Promise<T>()
-        addCallback(for: promise.future, context: context, token: cancelToken) { result in
-            effect(result)
-            promise.complete(result)
+        derive(context: context, token: cancelToken) { (promise: Promise<T>) in
+            { result in
+                effect(result)
+                promise.complete(result)
+            }
         }
-        return promise.future
     }
 
     /// A future of both values once both futures succeed; the first failure (in order: this

@@ -26,6 +26,11 @@ public final class Future<T: Sendable>: Sendable {
         let body: @Sendable (Result<T, any Error>) -> Void
         @usableFromInline
         let route: CallbackRoute?
+        /// The future of the combinator this callback completes, when it was registered on that
+        /// future's behalf (see ``Future/addCallback(for:context:token:_:)``): its abandonment
+        /// removes the callback by this identity.
+        @usableFromInline
+        let owner: ObjectIdentifier?
 
         /// A callback with its own route, removable by the route's identity (see
         /// ``Future/addRemovableCallback(context:token:_:)``).
@@ -33,14 +38,16 @@ public final class Future<T: Sendable>: Sendable {
         init(route: CallbackRoute, body: @escaping @Sendable (Result<T, any Error>) -> Void) {
             self.body = body
             self.route = route
+            self.owner = nil
         }
 
         @inlinable
         init(
-            context: any ExecutionContext, token: CancelToken?, tokenID: Int,
+            context: any ExecutionContext, token: CancelToken?, tokenID: Int, owner: ObjectIdentifier? = nil,
             body: @escaping @Sendable (Result<T, any Error>) -> Void
         ) {
             self.body = body
+            self.owner = owner
             if token == nil, type(of: context) == ImmediateContext.self {
                 route = nil
             } else {
@@ -89,6 +96,11 @@ public final class Future<T: Sendable>: Sendable {
         /// The ``Promise/onAbandoned(_:)`` handlers, released when the future completes.
         @usableFromInline
         var abandonHandlers = CallbackList<@Sendable () -> Void>()
+        /// The futures this one's combinator waits for, held strongly (see ``UpstreamFuture``):
+        /// told to drop this future's callbacks when it is abandoned; released when it completes,
+        /// is abandoned, or its promise goes away uncompleted.
+        @usableFromInline
+        var upstreams = CallbackList<any UpstreamFuture>()
 
         @inlinable
         init(result: Result<T, any Error>? = nil) {
@@ -100,9 +112,10 @@ public final class Future<T: Sendable>: Sendable {
     @usableFromInline
     let state: Locked<State>
 
-    /// Whether callbacks may be waiting in `state` (written under the lock of `state`). Lets
-    /// `deinit`, which runs the module's unspecialised generic code, skip `state` (and its
-    /// run-time generic metadata lookups) in the common case of a completed future.
+    /// Whether callbacks or upstreams may be held in `state` (written under the lock of
+    /// `state`). Lets `deinit` and ``Promise``'s `deinit`, which run the module's unspecialised
+    /// generic code, skip `state` (and its run-time generic metadata lookups) in the common case
+    /// of a completed future.
     @usableFromInline
     let mayHaveCallbacks = Atomic<Bool>(false)
 
@@ -111,15 +124,33 @@ public final class Future<T: Sendable>: Sendable {
         state = Locked(State())
     }
 
+    /// A pending future that waits for `upstream` (a combinator's future, see ``UpstreamFuture``).
+    @inlinable
+    init(upstream: any UpstreamFuture) {
+        var state = State()
+        state.upstreams.append(upstream)
+        self.state = Locked(state)
+        mayHaveCallbacks.store(true, ordering: .relaxed)
+    }
+
     deinit {
         // A never-completed future owns its callbacks, which own the promises of the futures
-        // derived from it, and so on down a chain. Hand them to the thread's release loop so
-        // that tearing down a chain of any length uses constant stack.
+        // derived from it, and its upstreams, and so on along a chain. Hand them to the
+        // thread's release loop so that tearing down a chain of any length uses constant stack.
         guard mayHaveCallbacks.load(ordering: .relaxed) else { return }
-        var callbacks: Any? = state.withLock { state -> Any? in
-            state.callbacks.isEmpty ? nil : state.callbacks.takeAll()
+        dropReferences()
+    }
+
+    /// Releases the callbacks and upstreams of a future that can no longer complete (its
+    /// promise went away) or is being deinitialised, through the thread's release loop.
+    @usableFromInline
+    func dropReferences() {
+        var held: Any? = state.withLock { state -> Any? in
+            guard case .none = state.result, !(state.callbacks.isEmpty && state.upstreams.isEmpty) else { return nil }
+            mayHaveCallbacks.store(false, ordering: .relaxed)
+            return (state.callbacks.takeAll(), state.upstreams.takeAll())
         }
-        if callbacks != nil { Trampoline.current.release(&callbacks) }
+        if held != nil { Trampoline.current.release(&held) }
     }
 
     // MARK: Creating completed futures
@@ -208,24 +239,31 @@ public final class Future<T: Sendable>: Sendable {
     func complete(_ result: Result<T, any Error>) -> Bool {
         // The abandonment handlers are released after the lock (they may own anything).
         var handlers = CallbackList<@Sendable () -> Void>()
+        var upstreams = CallbackList<any UpstreamFuture>()
         let callbacks = state.withLock { state -> CallbackList<Callback>? in
             guard case .none = state.result else { return nil }
             state.result = result
             mayHaveCallbacks.store(false, ordering: .relaxed)
             if !state.abandonHandlers.isEmpty { handlers = state.abandonHandlers.takeAll() }
+            if !state.upstreams.isEmpty { upstreams = state.upstreams.takeAll() }
             return state.callbacks.takeAll()
         }
+        // An upstream released here is completed or still owned by its promise (a promise that
+        // goes away uncompleted drops its future's upstreams), so no chain is torn down here.
         _ = handlers
+        _ = upstreams
         guard let callbacks else { return false }
         callbacks.forEach { $0.run(result) }
         return true
     }
 
     /// Registers `body`. With a token, `onCancel` runs instead of `body` if the token wins.
-    /// Returns `false` (registering nothing) if the token was already cancelled.
+    /// Returns `false` (registering nothing) if the token was already cancelled. `owner` names
+    /// the combinator's future that `body` completes (see ``addCallback(for:context:token:_:)``).
     @inlinable
     @discardableResult
     func addCallback(
+        owner: ObjectIdentifier? = nil,
         context: any ExecutionContext,
         token: CancelToken?,
         onCancel: (@Sendable () -> Void)?,
@@ -240,7 +278,7 @@ public final class Future<T: Sendable>: Sendable {
             guard let registered else { return false }
             tokenID = registered
         }
-        let callback = Callback(context: context, token: token, tokenID: tokenID, body: body)
+        let callback = Callback(context: context, token: token, tokenID: tokenID, owner: owner, body: body)
         let completed = state.withLock { state -> Result<T, any Error>? in
             if let result = state.result { return result }
             // Cancelled since `register`: its canceller found nothing to remove; adding the
@@ -287,76 +325,5 @@ public final class Future<T: Sendable>: Sendable {
             return nil
         }
         return route
-    }
-
-    /// Removes the callback registered under `route` if it has not been taken to run (and its
-    /// cancel token entry). The future is abandoned if that was its last callback.
-    @usableFromInline
-    func dropInterest(_ route: CallbackRoute) {
-        if let token = route.token { _ = token.unregister(route.tokenID) }
-        removeCallbacks { $0.route === route }
-    }
-
-    @usableFromInline
-    func removeCallback(token: CancelToken, id: Int) {
-        removeCallbacks { $0.isRegistered(with: token, id: id) }
-    }
-
-    // MARK: Abandonment
-
-    /// Removes the callbacks `match` accepts. When that leaves a pending future with none, the
-    /// future is abandoned: its handlers run (once, on this thread's trampoline, no lock held).
-    @usableFromInline
-    func removeCallbacks(where match: (Callback) -> Bool) {
-        var removed = CallbackList<Callback>()
-        let handlers = state.withLock { state -> CallbackList<@Sendable () -> Void> in
-            guard case .none = state.result else { return CallbackList() }
-            let all = state.callbacks.takeAll()
-            all.forEach { callback in
-                if match(callback) { removed.append(callback) } else { state.callbacks.append(callback) }
-            }
-            guard !removed.isEmpty, state.callbacks.isEmpty, !state.isAbandoned else { return CallbackList() }
-            state.isAbandoned = true
-            return state.abandonHandlers.takeAll()
-        }
-        _ = removed  // released after the lock: a callback may own anything
-        handlers.forEach { handler in Trampoline.current.run(handler) }
-    }
-
-    /// Runs `handler` once if the future is abandoned (at once if it already was); drops it
-    /// when the future completes first.
-    @usableFromInline
-    func onAbandoned(_ handler: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { state -> Bool in
-            guard case .none = state.result else { return false }
-            if state.isAbandoned { return true }
-            state.abandonHandlers.append(handler)
-            return false
-        }
-        if runNow { Trampoline.current.run(handler) }
-    }
-
-    /// Makes the abandonment of `derived` remove the callback registered under `route` (the
-    /// one that would complete `derived`), so that it propagates up a chain of combinators.
-    @inlinable
-    func link<M>(_ derived: Future<M>, to route: CallbackRoute?) {
-        guard let route else { return }
-        derived.onAbandoned { [weak self] in self?.dropInterest(route) }
-    }
-
-    /// Registers `body` on behalf of `derived`, the future of a combinator that waits for this
-    /// one: if `derived` is abandoned while `body` waits, `body` is removed, which abandons this
-    /// future in turn if nothing else waits for it. Every combinator registers on the futures it
-    /// waits for through here (or ``Promise/completeWith(context:future:)``, which does the
-    /// same), so abandonment travels up to each of them. Costs one handler on `derived` while
-    /// both are pending; nothing when this future has already completed.
-    @inlinable
-    func addCallback<M>(
-        for derived: Future<M>,
-        context: any ExecutionContext,
-        token: CancelToken?,
-        _ body: @escaping @Sendable (Result<T, any Error>) -> Void
-    ) {
-        link(derived, to: addRemovableCallback(context: context, token: token, body))
     }
 }

@@ -24,9 +24,11 @@
 /// callbacks: when `zip`, `fold` or `sequence` fails early, its callbacks on the futures still
 /// pending stay until those complete (so failing does not abandon them).
 ///
-/// A promise deinitialised without being completed leaves its future pending forever; in DEBUG
-/// builds (or with `BLUECAP_LOG=debug`) that prints a one-line warning on standard error,
-/// unless the future was abandoned.
+/// A promise deinitialised without being completed leaves its future pending forever, and
+/// releases the callbacks waiting on it (nothing can run them any more, and they own the
+/// promises of the futures derived from it, which go the same way); in DEBUG builds (or with
+/// `BLUECAP_LOG=debug`) that prints a one-line warning on standard error, unless the future was
+/// abandoned.
 public final class Promise<T: Sendable>: Sendable {
     /// The future this promise completes.
     public let future: Future<T>
@@ -37,12 +39,21 @@ public final class Promise<T: Sendable>: Sendable {
         future = Future()
     }
 
+    /// A promise whose future waits for `upstream` (see ``Future/derive(context:token:_:)``).
+    @inlinable
+    init(waitingFor upstream: any UpstreamFuture) {
+        future = Future(upstream: upstream)
+    }
+
     deinit {
         // A debugging aid (see FuturesDiagnostics): off in release builds unless BLUECAP_LOG=debug.
         // An abandoned future is left pending on purpose: nobody waits for it.
         if FuturesDiagnostics.warnsOnUncompletedPromise, !future.isCompleted, !future.isAbandoned {
             FuturesDiagnostics.reportUncompletedPromise(of: T.self)
         }
+        // Nobody can complete the future now: its callbacks can never run. Releasing them (and
+        // its upstreams) breaks the cycles a pending chain makes (see UpstreamFuture).
+        if future.mayHaveCallbacks.load(ordering: .relaxed) { future.dropReferences() }
     }
 
     /// Whether the future is completed.

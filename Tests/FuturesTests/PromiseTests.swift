@@ -165,6 +165,49 @@ struct PromiseTests {
         #expect(cancelled.values.isEmpty)
         #expect(kept.values == [2])
     }
+
+    @Test("a promise released uncompleted releases what waits on its future, down a derived chain, while the future is still held")
+    func releasedPromiseReleasesCallbacks() {
+        weak var captured: Box?
+        weak var derivedTail: Future<Int>?
+        let held: Future<Int>
+        do {
+            let promise = Promise<Int>()
+            let box = Box()
+            captured = box
+            promise.future.onSuccess(context: .immediate) { _ in box.touch() }
+            // A derived chain holds its upstream strongly while both are pending.
+            derivedTail = promise.future.map(context: .immediate) { $0 + 1 }.map(context: .immediate) { $0 + 1 }
+            held = promise.future
+            #expect(captured != nil)
+            #expect(derivedTail != nil)
+        }
+        // Nobody can complete `held` now: its callbacks and the futures derived from it are gone.
+        #expect(captured == nil)
+        #expect(derivedTail == nil)
+        #expect(held.isCompleted == false)
+        #expect(held.waitingCallbackCount == 0)
+    }
+
+    @Test("a completed derived future no longer holds the future it waited for")
+    func completedDerivedReleasesUpstream() {
+        weak var upstream: Future<Int>?
+        let derived: Future<Int>
+        do {
+            let promise = Promise<Int>()
+            upstream = promise.future
+            derived = promise.future.map(context: .immediate) { $0 * 2 }
+            #expect(upstream != nil)
+            promise.success(21)
+        }
+        #expect(derived.result?.successValue == 42)
+        #expect(upstream == nil)
+    }
+}
+
+/// A reference a callback captures, to see when the callback is released.
+private final class Box: Sendable {
+    func touch() {}
 }
 
 private struct LeakMarkerCompleted: Sendable {}
