@@ -3,14 +3,14 @@ import Locking
 // MARK: - AsyncValuesChannel
 
 /// The buffer between a stream subscription and an async iteration over ``FutureStream/values``
-/// or ``FutureStream/results``.
+/// or ``FutureStream/results`` (``FutureStream/Values``, ``FutureStream/Results``).
 ///
 /// The subscription pushes each element under one lock; the iteration takes them out one at a
 /// time under the same lock, and suspends only when nothing is buffered. A push wakes a
 /// suspended iteration once: everything pushed before the iteration runs again is taken without
 /// a further suspension or task hop, so a consumer that falls behind drains its backlog at the
-/// cost of a lock round trip per element (`AsyncThrowingStream`'s own buffer resumes a
-/// continuation and installs a cancellation handler for every element). The wake-up waits for
+/// cost of a lock round trip per element (no continuation, no cancellation handler: those
+/// are set up only to wait on an empty buffer). The wake-up waits for
 /// the end of the pushing thread's ``WakeBatch`` (the D-Bus owner thread's drain of the messages
 /// it has read), so a backlog wakes the iteration once per batch, not once per element.
 ///
@@ -89,20 +89,8 @@ final class AsyncValuesChannel<Element: Sendable>: Sendable {
 
     // MARK: Consumer
 
-    /// The next element, nil at the end; throws the stream's failure (once) after the elements
-    /// buffered before it.
-    @inlinable
-    func next() async throws -> Element? {
-        while true {
-            switch step() {
-            case .element(let element): return element
-            case .end: return nil
-            case .fail(let error): throw error
-            case .wait: await waitForPush()
-            }
-        }
-    }
-
+    /// What the iteration does next: take a buffered element, end, throw the stream's failure
+    /// (once, after the elements buffered before it), or wait for a push. One lock round trip.
     @inlinable
     func step() -> Step {
         state.withLock { state -> Step in
@@ -117,11 +105,12 @@ final class AsyncValuesChannel<Element: Sendable>: Sendable {
         }
     }
 
-    /// Suspends until a push, the end, or the task's cancellation (which closes the channel).
+    /// Suspends until a push, the end, or the task's cancellation (which closes the channel),
+    /// on `actor`'s isolation (the iterating caller's: no hop off its executor to wait).
     @usableFromInline
-    func waitForPush() async {
-        await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+    func waitForPush(isolation actor: isolated (any Actor)?) async {
+        await withTaskCancellationHandler(operation: {
+            await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
                     if !state.items.isEmpty || state.isFinished || state.isClosed { return true }
                     precondition(state.waiter == nil, "FutureStream values iterated by two tasks at once")
@@ -130,8 +119,8 @@ final class AsyncValuesChannel<Element: Sendable>: Sendable {
                 }
                 if resumeNow { continuation.resume() }
             }
-        } onCancel: {
+        }, onCancel: {
             close()
-        }
+        }, isolation: actor)
     }
 }

@@ -1,7 +1,8 @@
 // MARK: - AsyncSequence bridge
 
 extension FutureStream {
-    /// The stream's successful values as an `AsyncThrowingStream` (kept values first).
+    /// The stream's successful values as an `AsyncSequence` (kept values first): a
+    /// ``Values`` sequence.
     ///
     /// The sequence ends when the stream finishes, and **throws (ending) at the first failed
     /// result**, even though the stream itself goes on after a failure. Use it where a failure
@@ -17,9 +18,10 @@ extension FutureStream {
     ///
     /// A consumer that falls behind takes every value buffered meanwhile without suspending
     /// (one lock round trip each); it suspends, and a push wakes it, only when nothing is
-    /// buffered (see `AsyncValuesChannel`).
+    /// buffered. Reading the property subscribes: values the stream delivers from then on are
+    /// buffered for the iteration.
     @inlinable
-    public var values: AsyncThrowingStream<T, any Error> {
+    public var values: Values {
         let channel = AsyncValuesChannel<T>(limit: subscriberBacklog)
         let token = CancelToken()
         subscribe(context: .immediate, token: token) { event in
@@ -31,12 +33,11 @@ extension FutureStream {
             case .finished: channel.finish()
             }
         }
-        let iteration = AsyncValuesIteration(channel: channel, token: token)
-        return AsyncThrowingStream(unfolding: { try await iteration.channel.next() })
+        return Values(iteration: AsyncValuesIteration(channel: channel, token: token))
     }
 
-    /// Every result of the stream, successes and failures alike, as an `AsyncStream` (kept
-    /// results first).
+    /// Every result of the stream, successes and failures alike, as an `AsyncSequence` (kept
+    /// results first): a ``Results`` sequence.
     ///
     /// Unlike ``values``, a failed result does not end the sequence: it ends only when the
     /// stream finishes, or when the iteration ends (breaking out or cancelling its task). Use it
@@ -49,7 +50,7 @@ extension FutureStream {
     /// producer never blocks. Ending the iteration cancels the subscription, which abandons the
     /// stream if it was its last one (see ``StreamPromise/onAbandoned(_:)``).
     @inlinable
-    public var results: AsyncStream<Result<T, any Error>> {
+    public var results: Results {
         let channel = AsyncValuesChannel<Result<T, any Error>>(limit: subscriberBacklog)
         let token = CancelToken()
         subscribe(context: .immediate, token: token) { event in
@@ -58,8 +59,6 @@ extension FutureStream {
             case .finished: channel.finish()
             }
         }
-        let iteration = AsyncValuesIteration(channel: channel, token: token)
-        // The channel only throws a failure given to `finish(throwing:)`, which this never does.
-        return AsyncStream(unfolding: { (try? await iteration.channel.next()) ?? nil })
+        return Results(iteration: AsyncValuesIteration(channel: channel, token: token))
     }
 }

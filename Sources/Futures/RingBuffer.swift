@@ -67,11 +67,16 @@ struct RingBuffer<Element> {
         (0..<count).map { storage[(head + $0) % storage.count]! }
     }
 
-    @usableFromInline
+    /// Doubles the storage, moving the elements (oldest first) to its start. Inlinable so that
+    /// it is specialised with its caller: a kept buffer of a large capacity grows up to it, and
+    /// unspecialised code would copy each element through its type's metadata.
+    @inlinable
     mutating func grow() {
-        let old = elements
-        storage = Array(repeating: nil, count: storage.count * 2)
-        for (index, element) in old.enumerated() { storage[index] = element }
+        var grown = [Element?](repeating: nil, count: storage.count * 2)
+        for offset in 0..<count {
+            grown[offset] = storage[(head + offset) % storage.count].take()
+        }
+        storage = grown
         head = 0
     }
 }

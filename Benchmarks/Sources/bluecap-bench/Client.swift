@@ -172,7 +172,8 @@ func clientNotify(_ manager: CentralManager, _ o: ClientOptions) async throws {
         }
         if o.variant == "async-stream" {
             // The A/B reference for `values`: the same iteration over an AsyncThrowingStream
-            // fed by a callback subscription (what `values` was before its own channel).
+            // fed by a callback subscription (what `values` was before its own channel and
+            // sequence type, `FutureStream.Values`).
             let values = AsyncThrowingStream<NotificationUpdate, any Error>(
                 bufferingPolicy: .bufferingNewest(stream.subscriberBacklog)) { continuation in
                 let token = CancelToken()
