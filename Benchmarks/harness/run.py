@@ -308,7 +308,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true",
                    help="the regression check: 3 runs, fewer notifications and reads, 5 s storm, our client and the "
-                        "baseline only (unless --peers/--runs are given), the scale curve at small sizes")
+                        "baseline only (unless --peers/--runs are given), the scale curve at its ends (P3: 1, 1,000, 5,000 "
+                        "devices), the paced workload at 1 and 50 devices for 2 s")
     p.add_argument("--runs", type=int)
     p.add_argument("--notify-count", type=int, default=200_000)
     p.add_argument("--reads", type=int, default=10_000)
