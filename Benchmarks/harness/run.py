@@ -319,7 +319,7 @@ def main():
     p.add_argument("--futures-elements", type=int, default=200_000,
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
     p.add_argument("--scale-seconds", type=float, default=10.0, help="scale curve: seconds of storm per size and run")
-    p.add_argument("--paced-seconds", type=float, default=10.0,
+    p.add_argument("--paced-seconds", type=float, default=5.0,
                    help="paced: seconds of 50 Hz notifications per size, path and run")
     p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale,paced,gateway",
                    help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify; "
@@ -422,7 +422,7 @@ def main():
     if "paced" in workloads:
         # --quick: one run, the two ends (1 and 50 devices), 2 s each.
         notify = [p for p in peer_list("notify") if p in ("baseline", "baseline-acquire", "bluecap-futurestream", "bluecap-acquire")]
-        results["workloads"]["paced"] = paced(sim_binary, peers, 1 if args.quick else min(args.runs, 3), args.paced_seconds,
+        results["workloads"]["paced"] = paced(sim_binary, peers, 1 if args.quick else min(args.runs, 2), args.paced_seconds,
                                               notify, attempt, summarize, log, **({"sizes": (1, 50)} if args.quick else {}))
     results["load_after"] = load_average()
     results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
