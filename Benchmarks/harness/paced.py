@@ -5,10 +5,10 @@
 1, 10 and 50 connected devices each notifying 50 times a second (the simulator's
 `StartNotifyPace`: every device sends on the simulator's clock, the devices' sends spread
 evenly over each 20 ms period), for `--paced-seconds` (5 s, 2 runs; 2 s, one run, 1 and 50
-devices with `--quick`). Unlike P1's bursts, the client runs live and wakes for (nearly) every notification, as a gateway does: the
-figure is the CPU per notification including the wake-ups, from the client's own `getrusage`
-between "ready" and its last value (the harness's /proc figure has 10 ms ticks, too coarse for
-a few milliseconds of CPU). Two paths, each with its C reference:
+devices with `--quick`). Unlike P1's bursts, the client runs live and wakes for (nearly) every
+notification, as a gateway does: the figure is the CPU per notification including the wake-ups,
+from the client's own `getrusage` between "ready" and its last value (the harness's /proc
+figure has 10 ms ticks, too coarse for a few milliseconds of CPU). Two paths, each with its C reference:
 
 - StartNotify (FFF2, indicate, PropertiesChanged): `baseline` and `bluecap-futurestream`;
 - AcquireNotify (FFF1, the default path of BlueCapKit on a "notify" characteristic, one socket
