@@ -5,7 +5,7 @@
  *
  *   baseline notify  --char PATH [--char PATH ...] --count N
  *       AddMatch PropertiesChanged(GattCharacteristic1) per characteristic path, StartNotify each,
- *       print "ready", count Value changes until N have arrived.
+ *       print "ready", count Value changes until N have arrived or none came for 2 s after the first.
  *   baseline acquire --char PATH [--char PATH ...] --count N
  *       AcquireNotify each, print "ready", count datagrams (over every socket) until N arrived
  *       or the sockets are idle 2 s.
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,26 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU time of this process (user + system, to the microsecond). */
+static double cpu_now(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* A "Name: N kB" line of /proc/self/status: VmRSS (the RSS now) or VmHWM (the peak since exec;
+ * the parent's ru_maxrss also counts the pages a vfork child shared before exec). */
+static long status_kb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, "%ld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
 }
 
 static void die(const char *what, DBusError *err) {
@@ -126,13 +147,16 @@ static int run_notify(const char **chars, int nchars, long count) {
     }
     for (int i = 0; i < nchars; i++) dbus_message_unref(call(chars[i], "org.bluez.GattCharacteristic1", "StartNotify", NULL));
     ready();
+    double cpu0 = cpu_now();
     long got = 0;
     unsigned sum = 0;
     double first = 0, last = 0;
     while (got < count) {
         DBusMessage *m = dbus_connection_pop_message(conn);
         if (!m) {
-            if (!dbus_connection_read_write(conn, -1)) break;
+            /* 2 s of silence after the first value ends the run (values were lost). */
+            if (got && now() - last > 2.0) break;
+            if (!dbus_connection_read_write(conn, got ? 2000 : -1)) break;
             continue;
         }
         if (dbus_message_is_signal(m, "org.freedesktop.DBus.Properties", "PropertiesChanged") && value_changed(m, &sum)) {
@@ -141,7 +165,8 @@ static int run_notify(const char **chars, int nchars, long count) {
         }
         dbus_message_unref(m);
     }
-    printf("result {\"count\": %ld, \"seconds\": %.9f, \"checksum\": %u}\n", got, last - first, sum);
+    printf("result {\"count\": %ld, \"seconds\": %.9f, \"checksum\": %u, \"self_cpu_s\": %.6f, \"hwm_kb\": %ld}\n", got, last - first, sum,
+           cpu_now() - cpu0, status_kb("VmHWM"));
     return 0;
 }
 
@@ -161,6 +186,7 @@ static int run_acquire(const char **chars, int nchars, long count) {
         pfd[c] = (struct pollfd){.fd = fd, .events = POLLIN};
     }
     ready();
+    double cpu0 = cpu_now();
     long got = 0;
     unsigned sum = 0;
     double first = 0, last = 0;
@@ -190,7 +216,8 @@ static int run_acquire(const char **chars, int nchars, long count) {
     }
 done:
     for (int c = 0; c < nchars; c++) close(pfd[c].fd);
-    printf("result {\"count\": %ld, \"seconds\": %.9f, \"checksum\": %u}\n", got, last - first, sum);
+    printf("result {\"count\": %ld, \"seconds\": %.9f, \"checksum\": %u, \"self_cpu_s\": %.6f, \"hwm_kb\": %ld}\n", got, last - first, sum,
+           cpu_now() - cpu0, status_kb("VmHWM"));
     return 0;
 }
 
@@ -318,7 +345,8 @@ static int run_scan(const char *adapter, double seconds) {
         }
         dbus_message_unref(m);
     }
-    printf("result {\"added\": %ld, \"changed\": %ld, \"properties\": %ld, \"seconds\": %.3f}\n", added, changed, props, seconds);
+    printf("result {\"added\": %ld, \"changed\": %ld, \"properties\": %ld, \"seconds\": %.3f, \"rss_kb\": %ld, \"hwm_kb\": %ld}\n",
+           added, changed, props, seconds, status_kb("VmRSS"), status_kb("VmHWM"));
     return 0;
 }
 

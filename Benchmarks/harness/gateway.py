@@ -6,7 +6,10 @@ sessions): bus connections (asked of the bus daemon), threads, RSS.
 
 scan pair: the P3 storm scanned by a CentralManager and an Adapters scan together, on one
 session against a session each, and a lone CentralManager as the reference of the same run
-(CPU per event: every signal is decoded once per connection).
+(CPU per event: every signal is decoded once per connection). `gateway`: the shared pair plus a
+PeripheralManager on the same session with a registered GATT application and an advertisement,
+a whole gateway in one process. CPU per event is per advertising report (the central's events,
+whatever else in the process listens); RSS is the peak (`ru_maxrss`).
 """
 from clients import run_client
 from simulator import Simulator
@@ -37,20 +40,23 @@ def gateway(sim_binary, bench, runs, seconds, devices, hz, attempt, summarize, l
         sim.start_storm(devices, hz)
         for run in range(runs):
             log(f"  gateway scan pair ({devices} devices x {hz} Hz, {seconds:g} s): run {run + 1}/{runs}")
-            for variant in ("single", "separate", "shared"):
+            for variant in ("single", "separate", "shared", "gateway"):
                 def body(variant=variant):
                     r = run_client([bench, "client", "scan-pair", "--variant", variant, "--seconds", str(seconds)],
                                    sim.address, timeout=seconds + 120)
                     r["cpu_pct"] = r["cpu_s"] / seconds * 100
                     r["rss_mb"] = r["maxrss_kb"] / 1024
-                    log(f"    {variant}: {r['cpu_pct']:5.1f}% CPU, {r['events'] / seconds:7.0f} events/s, {r['rss_mb']:.1f} MB")
+                    reports = r.get("central_events", r["events"])
+                    r["cpu_us"] = r["cpu_s"] / reports * 1e6 if reports else None
+                    log(f"    {variant}: {r['cpu_pct']:5.1f}% CPU, {r['events'] / seconds:7.0f} events/s, "
+                        f"{r['cpu_us'] or 0:5.2f} us CPU per report, {r['rss_mb']:.1f} MB")
                     return r
                 attempt(pair, variant, body)
         sim.control("StopRSSIStorm")
     finally:
         sim.stop()
     errors.update(pair.pop("_errors", {}))
-    out["scan_pair"] = summarize(pair, ["cpu_pct", "rss_mb"], baseline="single")
+    out["scan_pair"] = summarize(pair, ["cpu_pct", "cpu_us", "rss_mb"], baseline="single")
     out["errors"] = errors
     return out
 
@@ -59,7 +65,7 @@ def gateway_rows(block):
     """Markdown/console rows: (figure, variant, median (min-max), ratio)."""
     rows = []
     for key, metrics, base in (("footprint", ("connections", "threads", "rss_mb"), "four sessions"),
-                               ("scan_pair", ("cpu_pct",), "one CentralManager alone")):
+                               ("scan_pair", ("cpu_pct", "cpu_us", "rss_mb"), "one CentralManager alone")):
         for variant, entry in block.get(key, {}).items():
             for m in metrics:
                 s, r = entry.get(m), entry.get(m + "_ratio")

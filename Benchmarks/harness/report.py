@@ -89,17 +89,38 @@ def write_markdown(results, path, json_rel, chart_rel, scale_chart_rel=None):
         lines += ["| workload | devices | client | CPU µs / event, median (min–max) | ratio to baseline | vs its 1-device cost |",
                   "|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(r) + " |" for r in scale_rows(scale)]
+        from scale import scale_rss_rows
+        rss = scale_rss_rows(scale)
+        if rss:
+            lines += ["", "P3 storm: each client's RSS per size, peak (VmHWM, as the client reports it) and at the end of the window (VmRSS).", "",
+                      "| devices | client | peak RSS MB, median (min–max) | RSS MB at the end |", "|---|---|---|---|"]
+            lines += ["| " + " | ".join(r) + " |" for r in rss]
+    paced = results["workloads"].get("paced")
+    if paced:
+        from paced import paced_rows
+        lines += ["", f"Paced notifications: every device notifying {paced['hz']:g} Hz (spread evenly), {paced['seconds']:g} s "
+                  "per size; CPU per notification from the client's own getrusage, ratio to the C reference of the same "
+                  "path and run (StartNotify: `baseline`, AcquireNotify: `baseline-acquire`).", "",
+                  "| path | devices | client | CPU µs / notification, median (min–max) | ratio to C | vs its 1-device cost | lost (max) |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(r) + " |" for r in paced_rows(paced)]
     gw = results["workloads"].get("gateway")
     if gw:
         from gateway import gateway_rows
         lines += ["", "Gateway: one process with a CentralManager, a PeripheralManager, an Adapters list and a PairingAgent "
                   "(footprint), and a CentralManager scan with an Adapters scan of the same storm (scan pair); one "
-                  "BluetoothSession against a session each, ratios to the same run's reference.", "",
+                  "BluetoothSession against a session each, ratios to the same run's reference. Scan pair `gateway`: "
+                  "the shared pair plus a PeripheralManager with a registered application and an advertisement on the "
+                  "same session; `cpu_us` is per advertising report.", "",
                   "| workload | variant | figure | median (min–max) | ratio |", "|---|---|---|---|---|"]
         lines += ["| " + " | ".join(r) + " |" for r in gateway_rows(gw)]
     errors = []
     for key, block in results["workloads"].items():
         blocks = block.values() if key in ("p1d", "p1", "p2") else [block]
+        if key == "paced":
+            blocks = [b for k, path in block.items() if isinstance(path, dict) for b in path.values()]
+        if key == "scale":
+            blocks = [b for part in block.values() for b in part.values()]
         if key == "gateway":
             blocks = [{"errors": block.get("errors")}]
         for b in blocks:

@@ -2,11 +2,13 @@
 Benchmarks/results/<date>.json and .png, and the results table of BENCHMARKS.md.
 
     python run.py [--quick] [--runs N] [--scan-seconds S] [--notify-count N] [--reads N]
-                  [--workloads p1d,p1,p2,p3,p4,scale] [--peers baseline,bluecap,bleak,simplepyble]
-                  [--scale-seconds S]
+                  [--workloads p1d,p1,p2,p3,p4,scale,paced,gateway] [--peers baseline,bluecap,bleak,simplepyble]
+                  [--scale-seconds S] [--paced-seconds S]
 
 `p1d` is the default path (each peer's default subscription on FFF1); `p1` the forced StartNotify
-path; `scale` the scale curve (scale.py): P1 and P3 at 1, 10, 100 (1,000) devices.
+path; `scale` the scale curve (scale.py): P1 at 1, 10, 100 devices and P3 at 1 ... 5,000 devices;
+`paced` 1, 10, 50 devices notifying 50 Hz each (paced.py); `gateway` one process with several
+managers (gateway.py). `gateway-scale` names the gateway-scale curves: scale, paced and gateway.
 
 Each workload runs `runs` times; the peers take turns inside each run so that a change of load
 on the machine affects them alike. Every figure is also given as a ratio to the C baseline of
@@ -26,6 +28,7 @@ from gateway import gateway, gateway_rows  # noqa: E402
 from clients import ClientFailed, Peers, UUID_CHAR, UUID_INDICATE, record_run, run_at_once, run_client, stopped  # noqa: E402
 from machine import describe_machine, load_average  # noqa: E402
 from report import rows, write_chart, write_markdown  # noqa: E402
+from paced import paced, print_paced  # noqa: E402
 from scale import print_scale, scale_p1, scale_p3, write_scale_chart  # noqa: E402
 from simulator import Simulator  # noqa: E402
 
@@ -305,7 +308,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true",
                    help="the regression check: 3 runs, fewer notifications and reads, 5 s storm, our client and the "
-                        "baseline only (unless --peers/--runs are given), the scale curve at small sizes")
+                        "baseline only (unless --peers/--runs are given), the scale curve at its ends (P3: 1, 1,000, 5,000 "
+                        "devices), the paced workload at 1 and 50 devices for 2 s")
     p.add_argument("--runs", type=int)
     p.add_argument("--notify-count", type=int, default=200_000)
     p.add_argument("--reads", type=int, default=10_000)
@@ -315,9 +319,14 @@ def main():
     p.add_argument("--futures-elements", type=int, default=200_000,
                    help="P4: promises, stream elements (and a tenth as many chain links) per run")
     p.add_argument("--scale-seconds", type=float, default=10.0, help="scale curve: seconds of storm per size and run")
-    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale,gateway",
+    p.add_argument("--paced-seconds", type=float, default=5.0,
+                   help="paced: seconds of 50 Hz notifications per size, path and run")
+    p.add_argument("--workloads", default="p1d,p1,p2,p3,p4,scale,paced,gateway",
                    help="p1d: default path (each peer's default subscription on FFF1); p1: forced StartNotify; "
-                        "gateway: several managers in one process, one session against a session each")
+                        "paced: 1, 10, 50 devices notifying 50 Hz each; "
+                        "gateway: several managers in one process, one session against a session each, and a whole "
+                        "gateway (central scan, adapter scan, peripheral manager) against a lone scan; "
+                        "gateway-scale: scale, paced and gateway")
     p.add_argument("--peers")
     p.add_argument("--release-dir", default=os.path.join(ROOT, ".build", "release"))
     p.add_argument("--baseline", default=os.path.join(ROOT, ".build", "bench", "baseline"))
@@ -336,6 +345,7 @@ def main():
         args.scan_seconds = min(args.scan_seconds, 5)
         args.futures_elements = min(args.futures_elements, 50_000)
         args.scale_seconds = min(args.scale_seconds, 3)
+        args.paced_seconds = min(args.paced_seconds, 2)
         if args.out == default_out:
             # A quick run is a check, not the results of record: BENCHMARKS.md and
             # Benchmarks/results stay as they are.
@@ -347,6 +357,8 @@ def main():
     peers = Peers(ROOT, args.release_dir, args.baseline, args.python)
     wanted = args.peers.split(",")
     workloads = args.workloads.split(",")
+    if "gateway-scale" in workloads:
+        workloads += ["scale", "paced", "gateway"]
     bluecap_ok = "bluecap" in wanted and bluecap_client_available(peers.bench)
     if "bluecap" in wanted and not bluecap_ok:
         log("bluecap-bench has no `client` subcommand in this build: BlueCapKit clients skipped")
@@ -371,7 +383,7 @@ def main():
     results = {"date": started.isoformat(timespec="seconds"), "machine": describe_machine(),
                "load_before": load_average(), "runs": args.runs,
                "settings": {k: getattr(args, k) for k in ("notify_count", "reads", "scan_seconds", "scan_devices", "scan_hz",
-                                                 "futures_elements", "quick", "scale_seconds")},
+                                                 "futures_elements", "quick", "scale_seconds", "paced_seconds")},
                "workloads": {}}
     sim_binary = os.path.join(args.release_dir, "bluez-sim")
     log(f"bluecap-bench harness: {args.runs} runs, load average {results['load_before']}")
@@ -406,7 +418,12 @@ def main():
             "p1": scale_p1(sim_binary, peers, scale_runs, args.notify_count, notify, attempt, summarize, log,
                            **({"sizes": (1, 100)} if args.quick else {})),
             "p3": scale_p3(sim_binary, peers, scale_runs, args.scale_seconds, scan, attempt, summarize, log,
-                           **({"sizes": (1, 1000)} if args.quick else {}))}
+                           **({"sizes": (1, 1000, 5000)} if args.quick else {}))}
+    if "paced" in workloads:
+        # --quick: one run, the two ends (1 and 50 devices), 2 s each.
+        notify = [p for p in peer_list("notify") if p in ("baseline", "baseline-acquire", "bluecap-futurestream", "bluecap-acquire")]
+        results["workloads"]["paced"] = paced(sim_binary, peers, 1 if args.quick else min(args.runs, 2), args.paced_seconds,
+                                              notify, attempt, summarize, log, **({"sizes": (1, 50)} if args.quick else {}))
     results["load_after"] = load_average()
     results["elapsed_s"] = (datetime.datetime.now() - started).total_seconds()
 
@@ -452,6 +469,10 @@ def print_ratios(results):
     if results["workloads"].get("scale"):
         log("scale curve, CPU µs per event (median, min–max):")
         print_scale(results["workloads"]["scale"], log)
+    if results["workloads"].get("paced"):
+        p = results["workloads"]["paced"]
+        log(f"paced notifications ({p['hz']:g} Hz per device, {p['seconds']:g} s), CPU µs per notification (median, min–max):")
+        print_paced(p, log)
 
 
 def bluecap_client_available(bench):

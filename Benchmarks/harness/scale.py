@@ -5,9 +5,11 @@
 - P1 at 1, 10 and 100 devices: one StartNotify characteristic (FFF2, indicate) per device, all
   subscribed by the client, the notifications spread evenly over them (the client stopped while
   the simulator emits, as in P1); and the AcquireNotify variant (FFF1, one socket per device).
-- P3 at 1, 10, 100 and 1,000 devices: an RSSI storm of the same total rate at every size
-  (`SCAN_RATE` updates/s: 1 device at 2,000 Hz ... 1,000 devices at 2 Hz), every client scanning
-  it at the same time. BlueCapKit's client prints "ready" once it has reported every device
+- P3 at 1, 10, 100, 1,000 and 5,000 devices: an RSSI storm of the same total rate at every size
+  (`SCAN_RATE` updates/s: 1 device at 2,000 Hz ... 5,000 devices at 0.4 Hz), every client
+  scanning it at the same time, for at least 4 ticks of the storm; each client's peak RSS (its
+  VmHWM) and its RSS at the end of the window (VmRSS, the steady state) are reported per size.
+  BlueCapKit's client prints "ready" once it has reported every device
   (`--warm N`), so its per-device set-up (a `Peripheral` per device) is not counted: the curve
   is the steady state.
 
@@ -23,7 +25,7 @@ from clients import UUID_CHAR, UUID_INDICATE, record_run, run_at_once, run_clien
 from simulator import Simulator
 
 P1_SIZES = (1, 10, 100)
-P3_SIZES = (1, 10, 100, 1000)
+P3_SIZES = (1, 10, 100, 1000, 5000)
 SCAN_RATE = 2000.0  # RSSI updates per second, in all, at every size
 
 
@@ -113,28 +115,33 @@ def scale_p3(sim_binary, peers, runs, seconds, names, attempt, summarize, log, s
         sim.call("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
         for size in sorted(sizes):  # ascending: a storm adds its devices, so exactly `size` exist
             hz = SCAN_RATE / size
+            # The storm updates every device once per tick: the window holds at least 4 ticks
+            # (5,000 devices at 0.4 Hz: 10 s), or the count of events depends on where it falls.
+            window = max(seconds, 4 / hz)
             sim.control("StartRSSIStorm", "ud", [size, float(hz)])
             samples = {}
             for run in range(runs):
-                log(f"  scale P3, {size} device(s) x {hz:g} Hz, {seconds:g} s: run {run + 1}/{runs}")
+                log(f"  scale P3, {size} device(s) x {hz:g} Hz, {window:g} s: run {run + 1}/{runs}")
                 def body_for(peer):
                     def body():
-                        argv = peers.command(peer, "scan", [], [], seconds=seconds)
+                        argv = peers.command(peer, "scan", [], [], seconds=window)
                         if peer.startswith("bluecap"):
                             argv += ["--warm", str(size)]
-                        r = run_client(argv, sim.address, timeout=seconds + 120)
+                        r = run_client(argv, sim.address, timeout=window + 120)
                         events = r.get("events", r.get("changed", 0) + r.get("added", 0))
-                        r["events_per_s"] = events / seconds
+                        r["events_per_s"] = events / window
                         r["cpu_us"] = r["cpu_s"] / events * 1e6 if events else None
                         r["rss_mb"] = r["maxrss_kb"] / 1024
+                        r["steady_rss_mb"] = r["rss_kb"] / 1024 if r.get("rss_kb", -1) > 0 else None
                         return r
                     return body
 
                 results = run_at_once(names, body_for, attempt)
                 record_run(samples, results, names, lambda r: f"{r['events_per_s']:7.0f} events/s, "
-                                                              f"{r['cpu_us'] or 0:6.2f} us CPU each, {r['rss_mb']:5.1f} MB", log)
+                                                              f"{r['cpu_us'] or 0:6.2f} us CPU each, {r['rss_mb']:5.1f} MB peak, "
+                                                              f"{r['steady_rss_mb'] or 0:5.1f} MB at the end", log)
             errors = samples.pop("_errors", {})
-            out[str(size)] = {"hz": hz, "summary": summarize(samples, ["cpu_us", "events_per_s", "rss_mb"]),
+            out[str(size)] = {"hz": hz, "seconds": window, "summary": summarize(samples, ["cpu_us", "events_per_s", "rss_mb", "steady_rss_mb"]),
                               "runs": samples, "errors": errors}
         sim.control("StopRSSIStorm")
     finally:
@@ -164,9 +171,21 @@ def scale_rows(scale):
     return rows
 
 
+def scale_rss_rows(scale):
+    """(devices, client, peak RSS MB, RSS MB at the end of the window) rows of the P3 storm."""
+    def mb(e, m):
+        s = e.get(m)
+        return f"{s['median']:.1f} ({s['min']:.1f}–{s['max']:.1f})" if s else "n/a"
+    block = scale.get("p3") or {}
+    return [(size, peer, mb(e, "rss_mb"), mb(e, "steady_rss_mb"))
+            for size in sorted(block, key=int) for peer, e in block[size]["summary"].items()]
+
+
 def print_scale(scale, log):
     for r in scale_rows(scale):
         log(f"    {r[0]:17s} {r[1]:>5s} devices  {r[2]:22s} {r[3]:>22s} us  vs baseline {r[4]:>20s}  vs 1 device {r[5]}")
+    for r in scale_rss_rows(scale):
+        log(f"    P3 RSS MB         {r[0]:>5s} devices  {r[1]:22s} peak {r[2]:>20s}  at the end {r[3]:>20s}")
 
 
 def write_scale_chart(results, path):

@@ -213,6 +213,32 @@ struct FaultBusTests {
         #expect(h.simulator.sync { $0.store.property(hr, "org.bluez.GattCharacteristic1", "Value") } == .bytes([0x1f, 0x4e, 0, 0]))
     }
 
+    @Test("StartNotifyPace over org.bluecap.Simulator1: 20 values at 100 Hz arrive paced, none lost; its status counts them")
+    func pacedNotifications() async throws {
+        let h = try await BusHarness.start()
+        defer { h.stop() }
+        let device = try await h.discover(testPeripheral(address))
+        try await h.connect(device)
+        let hr = try await h.gattPath(device, "2A37")
+        try await h.call(hr, "org.bluez.GattCharacteristic1", "StartNotify")
+        let received = Collector<Int>()
+        let sub = h.client.subscribe(rule: MatchRule(sender: h.simulator.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                                                     member: "PropertiesChanged", path: try ObjectPath(hr))) { _ in received.append(1) }
+        try await sub.established()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let found = try await h.call(BlueZSimulator.controlPath, BlueZSimulator.controlInterface, "StartNotifyPace", [
+            .array(element: .string, [.string(address.lowercased())]), .string("2A37"), .double(100), .uint32(20)])
+        #expect(found.body.first == .uint32(1))
+        try await received.wait(for: 20, timeout: .seconds(10))
+        // The 20th value is due 190 ms after the start: a burst would have sent it at once.
+        #expect(clock.now - t0 >= .milliseconds(190))
+        let status = try await h.call(BlueZSimulator.controlPath, BlueZSimulator.controlInterface, "NotifyPaceStatus")
+        #expect(status.body == [.uint32(20), .uint32(20), .bool(false)])
+        #expect(h.simulator.sync { $0.store.property(hr, "org.bluez.GattCharacteristic1", "Value") } == .bytes([19, 0, 0, 0]))
+        sub.cancel()
+    }
+
     @Test("a burst of 200,000 notifications through AcquireNotify is lossless")
     func acquiredNotificationBurst() async throws {
         let h = try await BusHarness.start()

@@ -2,7 +2,7 @@
 //
 //   bluecap-bench client notify|acquire|read|scan --variant futurestream|async|async-stream|acquire|default|default-async
 //     (async and default-async also as async-executor, default-async-executor: on the session's task executor)
-//   bluecap-bench client scan-pair --variant single|shared|separate   (GatewayBench.swift)
+//   bluecap-bench client scan-pair --variant single|shared|separate|gateway   (GatewayBench.swift)
 //   bluecap-bench client footprint --variant one-session|four-sessions
 //       [--address A ...] [--service UUID] [--uuid UUID] [--count N] [--inflight K] [--seconds S] [--warm N]
 //
@@ -14,6 +14,7 @@ import BlueCapKit
 import Dispatch
 import Foundation
 import Futures
+import Glibc
 import Synchronization
 import Locking
 
@@ -71,6 +72,13 @@ func emit(_ line: String) {
 
 func seconds(_ d: Duration) -> Double {
     Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+/// Process CPU time (user + system, every thread), seconds, to the microsecond (getrusage).
+func processCPU() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 // MARK: - Setup
@@ -201,7 +209,11 @@ func clientNotify(_ manager: CentralManager, _ o: ClientOptions) async throws {
         }
     }
     emit("ready")
-    emit("result " + (await counter.wait()))
+    let cpu0 = processCPU()
+    let result = await counter.wait()
+    // The CPU from ready to the last value (or the idle end), to the microsecond: the harness's
+    // own measure starts from /proc's clock ticks (10 ms), too coarse for a paced run's few ms.
+    emit("result " + result.dropLast() + ", \"self_cpu_s\": \(processCPU() - cpu0), \"hwm_kb\": \(peakResidentKB())}")
     for t in tasks { t.cancel() }
 }
 
@@ -294,7 +306,8 @@ func clientScan(_ manager: CentralManager, _ o: ClientOptions) async throws {
     }
     emit("ready")
     try await Task.sleep(for: .seconds(o.seconds))
-    emit("result {\"events\": \(box.sum.load(ordering: .relaxed)), \"devices\": \(box.seen.withLock { $0.count }), \"seconds\": \(o.seconds)}")
+    emit("result {\"events\": \(box.sum.load(ordering: .relaxed)), \"devices\": \(box.seen.withLock { $0.count }), "
+         + "\"seconds\": \(o.seconds), \"rss_kb\": \(residentKB()), \"hwm_kb\": \(peakResidentKB())}")
 }
 
 /// State shared with completion callbacks.

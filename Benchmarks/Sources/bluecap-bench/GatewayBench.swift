@@ -1,10 +1,13 @@
 // bluecap-bench client scan-pair / footprint: what one process with several managers costs.
 //
-//   scan-pair --variant single|shared|separate
+//   scan-pair --variant single|shared|separate|gateway
 //       single:   one CentralManager scanning (the reference)
 //       shared:   a CentralManager scan and an Adapters scan on one BluetoothSession
 //       separate: the same two scans, each on a session of its own (one bus connection each,
 //                 as every manager had before sessions)
+//       gateway:  the shared pair plus a PeripheralManager on the same session, with a
+//                 registered GATT application (one service, a read/notify characteristic) and
+//                 an advertisement: a whole gateway in one process
 //   footprint --variant one-session|four-sessions
 //       a CentralManager, a PeripheralManager, an Adapters list and a registered PairingAgent,
 //       on one session or on four; the result gives the bus connections this process holds
@@ -15,7 +18,8 @@ import Dispatch
 import Foundation
 import Glibc
 
-/// `scan-pair`: events counted from the central's stream (and the adapter list's, when running).
+/// `scan-pair`: events counted from the central's stream (and the adapter list's, when running);
+/// `central_events` is the central's alone (one per advertising report, whatever else listens).
 func clientScanPair(_ o: ClientOptions) async throws {
     let first = BluetoothSession()
     let second = o.variant == "separate" ? BluetoothSession() : first
@@ -26,20 +30,36 @@ func clientScanPair(_ o: ClientOptions) async throws {
         box.sum.wrappingAdd(1, ordering: .relaxed)
         _ = p.rssi
     }
+    let listed = Shared()
     var adapters: Adapters?
     if o.variant != "single" {
         let list = Adapters(session: second)
         _ = try await list.list().value
         list.startScanning(on: ["hci0"], options: ScanOptions(allowDuplicates: true)).onSuccess(context: .immediate) { r in
-            box.sum.wrappingAdd(1, ordering: .relaxed)
+            listed.sum.wrappingAdd(1, ordering: .relaxed)
             _ = r.peripheral.rssi
         }
         adapters = list
     }
+    let server = o.variant == "gateway" ? try await gatewayServer(first) : nil
     emit("ready")
     try await Task.sleep(for: .seconds(o.seconds))
-    emit("result {\"events\": \(box.sum.load(ordering: .relaxed)), \"seconds\": \(o.seconds), \"connections\": \(first === second ? 1 : 2)}")
-    withExtendedLifetime(adapters) {}
+    let centralEvents = box.sum.load(ordering: .relaxed), events = centralEvents + listed.sum.load(ordering: .relaxed)
+    emit("result {\"events\": \(events), \"central_events\": \(centralEvents), \"seconds\": \(o.seconds), "
+         + "\"connections\": \(first === second ? 1 : 2), \"rss_kb\": \(residentKB()), \"hwm_kb\": \(peakResidentKB())}")
+    withExtendedLifetime((adapters, server)) {}
+}
+
+/// The peripheral role of the `gateway` variant: a service registered and advertised on `session`.
+private func gatewayServer(_ session: BluetoothSession) async throws -> PeripheralManager {
+    let server = PeripheralManager(adapter: "hci0", session: session)
+    try await server.whenPoweredOn(timeout: .seconds(10)).value
+    let serviceUUID: BLEUUID = "0000FEF0-0000-1000-8000-00805F9B34FB"
+    let reading = MutableCharacteristic(uuid: "0000FEF1-0000-1000-8000-00805F9B34FB", properties: [.read, .notify],
+                                        permissions: [.readable], value: Data(count: 8))
+    try await server.add(MutableService(uuid: serviceUUID, characteristics: [reading])).value
+    try await server.startAdvertising("Gateway", uuids: [serviceUUID]).value
+    return server
 }
 
 /// `footprint`: the four members up, then connections, threads and RSS.
@@ -77,10 +97,17 @@ private func ownConnections(probe: Connection) async throws -> Int {
     return mine
 }
 
-/// VmRSS of this process in kB.
-private func residentKB() -> Int {
+/// VmRSS of this process in kB (its RSS now).
+func residentKB() -> Int { procStatusKB("VmRSS") }
+
+/// VmHWM of this process in kB: its peak RSS since exec (`ru_maxrss` as the parent sees it also
+/// counts the parent's pages the child had before exec, as a vfork child has them all).
+func peakResidentKB() -> Int { procStatusKB("VmHWM") }
+
+/// A "Name:  N kB" line of /proc/self/status, -1 if absent.
+private func procStatusKB(_ field: String) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return -1 }
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return -1 }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
 }
 

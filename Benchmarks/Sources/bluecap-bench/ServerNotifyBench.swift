@@ -38,13 +38,6 @@ private final class Arrivals: Sendable {
     }
 }
 
-/// Process CPU time (user + system), seconds.
-private func processCPU() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-}
-
 func serverNotifyBench(count: Int, rounds: Int) async throws {
     let daemon = try BusDaemon()
     defer { daemon.stop() }

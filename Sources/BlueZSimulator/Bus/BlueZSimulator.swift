@@ -143,6 +143,7 @@ public final class BlueZSimulator: @unchecked Sendable {
             stopped = true
             L2CAPLoopback.disable(forBus: busAddress)
             core.stopRSSIStorm()
+            core.stopNotifyPace()
             releaseHeld()
             nameWatch?.cancel()
             appSignals.values.forEach { $0.cancel() }
@@ -290,6 +291,20 @@ extension BlueZSimulator {
 
     /// Stops the RSSI storm.
     public func stopRSSIStorm() { sync { $0.stopRSSIStorm() } }
+
+    /// Fault: each peripheral of `addresses` notifies `uuid` `count` times at `hz`, spread
+    /// evenly (``SimulatorCore/startNotifyPace(peripherals:characteristic:hz:count:)``); returns
+    /// the devices found.
+    @discardableResult
+    public func startNotifyPace(peripherals addresses: [String], characteristic uuid: String, hz: Double, count: Int) -> Int {
+        sync { $0.startNotifyPace(peripherals: addresses.map { $0.uppercased() }, characteristic: uuid, hz: hz, count: count) }
+    }
+
+    /// Stops the paced notification source.
+    public func stopNotifyPace() { sync { $0.stopNotifyPace() } }
+
+    /// The paced source's values sent, deliveries made, and whether it is still sending.
+    public var notifyPaceStatus: (sent: Int, delivered: Int, running: Bool) { sync { $0.notifyPaceStatus } }
 
     /// The adapters' object paths.
     public var adapterPaths: [String] { sync { $0.adapterIndexes.map(BlueZPath.adapter) } }

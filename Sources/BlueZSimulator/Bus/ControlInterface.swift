@@ -78,6 +78,19 @@ extension BlueZSimulator {
                 return []
             },
             method("StopRSSIStorm", "") { sim, _ in sim.core.stopRSSIStorm(); return [] },
+            // StartNotifyPace(as addresses, s uuid, d hz, u count) -> u devices found: each device
+            // notifies `count` values at `hz`, spread evenly; NotifyPaceStatus() -> (sent, delivered, running).
+            method("StartNotifyPace", "assdu", "u") { sim, c in
+                let addresses = try arg(c, 0, [String].self).map { $0.uppercased() }
+                let found = sim.core.startNotifyPace(peripherals: addresses, characteristic: try arg(c, 1, String.self),
+                                                     hz: try arg(c, 2, Double.self), count: Int(try arg(c, 3, UInt32.self)))
+                return [.uint32(UInt32(found))]
+            },
+            method("StopNotifyPace", "") { sim, _ in sim.core.stopNotifyPace(); return [] },
+            method("NotifyPaceStatus", "", "uub") { sim, _ in
+                let s = sim.core.notifyPaceStatus
+                return [.uint32(UInt32(s.sent)), .uint32(UInt32(s.delivered)), .bool(s.running)]
+            },
             // Restart(): replies, then releases org.bluez and retakes it from a new connection.
             method("Restart", "") { sim, _ in
                 Task { try? await sim.restart() }

@@ -82,40 +82,35 @@ extension SimulatorCore {
     @discardableResult
     public func burst(peripheral address: String, characteristic uuid: String, count: Int,
                       value: (Int) -> [UInt8]) -> Int {
+        guard let (peer, handle) = notifyingCharacteristic(address, uuid) else { return 0 }
+        let targets = notificationTargets(address, peer, handle)
+        var delivered = 0
+        for i in 0..<count { delivered += targets.send(value(i)) }
+        if count > 0 {
+            targets.settle(value(count - 1))
+            peer.setValue(value(count - 1), handle: handle)
+        }
+        return delivered
+    }
+
+    /// The peripheral at `address` and the value handle of its characteristic `uuid`.
+    func notifyingCharacteristic(_ address: String, _ uuid: String) -> (PeripheralPeer, UInt16)? {
         guard let peer = peripherals[address]?.peer, let u = BluetoothUUID.normalize(uuid),
-              let c = peer.database.characteristic(uuid: u) else { return 0 }
+              let c = peer.database.characteristic(uuid: u) else { return nil }
+        return (peer, c.valueHandle)
+    }
+
+    /// Where a value of `peer`'s characteristic `handle` goes now: every adapter connected to it
+    /// with an acquired socket or a StartNotify session on it.
+    func notificationTargets(_ address: String, _ peer: PeripheralPeer, _ handle: UInt16) -> NotificationTargets {
         var sockets: [AcquiredSocket] = []
         var paths: [String] = []
         for a in adapters.values {
             guard let d = a.devices[address], d.peer === peer, d.link == .connected else { continue }
-            if let s = d.acquiredNotify[c.valueHandle] { sockets.append(s) }
-            else if !(d.notifySessions[c.valueHandle]?.isEmpty ?? true), let p = characteristicPath(d, c.valueHandle) { paths.append(p) }
+            if let s = d.acquiredNotify[handle] { sockets.append(s) }
+            else if !(d.notifySessions[handle]?.isEmpty ?? true), let p = characteristicPath(d, handle) { paths.append(p) }
         }
-        var delivered = 0
-        if let factory = burstEmitter {
-            // One signal per value straight to the bus; the stored Value is updated once at the end.
-            let emitters = paths.map(factory)
-            for i in 0..<count {
-                let bytes = value(i)
-                for s in sockets where s.sendWaiting(bytes) { delivered += 1 }
-                for emit in emitters { emit(bytes) }
-                delivered += emitters.count
-            }
-            if count > 0 {
-                for p in paths { store.setSilently(p, "org.bluez.GattCharacteristic1", "Value", .bytes(value(count - 1))) }
-            }
-        } else {
-            for i in 0..<count {
-                let bytes = value(i)
-                for s in sockets where s.sendWaiting(bytes) { delivered += 1 }
-                for p in paths {
-                    store.set(p, "org.bluez.GattCharacteristic1", "Value", .bytes(bytes), force: true)
-                    delivered += 1
-                }
-            }
-        }
-        if count > 0 { peer.setValue(value(count - 1), handle: c.valueHandle) }
-        return delivered
+        return NotificationTargets(sockets: sockets, paths: paths, emitters: burstEmitter.map { paths.map($0) }, store: store)
     }
 
     /// Fault: `devices` peripherals (random-static addresses) in range of `adapters`, each changing
@@ -153,6 +148,7 @@ extension SimulatorCore {
     /// then `/org/bluez` and `adapters` fresh adapters are published again. Peripherals stay.
     public func restart(adapters count: Int) {
         stopRSSIStorm()
+        stopNotifyPace()
         pairing = PairingRegistry()
         for a in adapters.values {
             for d in a.devices.values {

@@ -66,6 +66,8 @@ public final class SimulatorCore: @unchecked Sendable {
     /// emits one Value PropertiesChanged (set by the D-Bus face; nil: through the store).
     public var burstEmitter: ((String) -> ([UInt8]) -> Void)?
     var storm: ClockTask?
+    /// The paced notification source (SimulatorCore+NotifyPace), kept after it ends for its status.
+    var notifyPace: NotifyPace?
     var stormTick = 0
     /// The BlueZ release imitated: which interfaces, methods and properties are exported. Set
     /// before adapters are published (``BlueZSimulator/start(busAddress:adapters:profile:experimental:clock:)``).
