@@ -180,7 +180,7 @@ demo: deps
 ## bench: release build, C baseline, peers in a venv (PyPI), then every workload.
 BENCH_VENV := .build/bench-venv
 BENCH_PY := $(BENCH_VENV)/bin/python
-# Sizes that keep `make bench` under 15 minutes on a 2-core machine (5 runs of every figure);
+# Sizes that keep `make bench` near 18 minutes on a 2-core machine (5 runs of every figure);
 # BENCH_ARGS="--notify-count 200000 --reads 10000 --scan-seconds 60" for the issue's full sizes.
 BENCH_ARGS ?= --notify-count 30000 --reads 3000 --scan-seconds 20
 
