@@ -189,21 +189,14 @@ struct FaultBusTests {
     func notificationBurst() async throws {
         let h = try await BusHarness.start()
         defer { h.stop() }
-        let device = try await h.discover(testPeripheral(address))
-        try await h.connect(device)
-        let hr = try await h.gattPath(device, "2A37")
-        try await h.call(hr, "org.bluez.GattCharacteristic1", "StartNotify")
-        // The consumer: counts PropertiesChanged of this characteristic without decoding them further.
-        let received = Collector<Int>()
+        let hr = try await notifyingHeartRate(h)
         h.stopRecording()
         // Emission rate: nobody subscribes to these signals while they are emitted.
         // (Rates are measured by `bluecap-bench`, not asserted here.)
         let result = await h.simulator.burst(peripheral: address, characteristic: "2A37", count: 20_000)
         #expect(result.delivered == 20_000)
         // End to end: a subscribed client receives every value of a second burst of 20,000.
-        let sub2 = h.client.subscribe(rule: MatchRule(sender: h.simulator.uniqueName, interface: "org.freedesktop.DBus.Properties",
-                                                      member: "PropertiesChanged", path: try ObjectPath(hr))) { _ in received.append(1) }
-        try await sub2.established()
+        let (received, sub2) = try await countPropertiesChanged(h, hr)
         let clock = ContinuousClock()
         let t0 = clock.now
         _ = await h.simulator.burst(peripheral: address, characteristic: "2A37", count: 20_000)
@@ -217,14 +210,8 @@ struct FaultBusTests {
     func pacedNotifications() async throws {
         let h = try await BusHarness.start()
         defer { h.stop() }
-        let device = try await h.discover(testPeripheral(address))
-        try await h.connect(device)
-        let hr = try await h.gattPath(device, "2A37")
-        try await h.call(hr, "org.bluez.GattCharacteristic1", "StartNotify")
-        let received = Collector<Int>()
-        let sub = h.client.subscribe(rule: MatchRule(sender: h.simulator.uniqueName, interface: "org.freedesktop.DBus.Properties",
-                                                     member: "PropertiesChanged", path: try ObjectPath(hr))) { _ in received.append(1) }
-        try await sub.established()
+        let hr = try await notifyingHeartRate(h)
+        let (received, sub) = try await countPropertiesChanged(h, hr)
         let clock = ContinuousClock()
         let t0 = clock.now
         let found = try await h.call(BlueZSimulator.controlPath, BlueZSimulator.controlInterface, "StartNotifyPace", [
@@ -258,6 +245,27 @@ struct FaultBusTests {
         let received = reader.stop(expecting: result.delivered)
         #expect(received == result.delivered)
         #expect(result.delivered == 200_000)
+    }
+
+    // MARK: Helpers
+
+    /// Connects the test peripheral and starts notifying its 2A37; returns that characteristic's path.
+    private func notifyingHeartRate(_ h: BusHarness) async throws -> String {
+        let device = try await h.discover(testPeripheral(address))
+        try await h.connect(device)
+        let hr = try await h.gattPath(device, "2A37")
+        try await h.call(hr, "org.bluez.GattCharacteristic1", "StartNotify")
+        return hr
+    }
+
+    /// Counts the simulator's PropertiesChanged signals on `path` (one item each, not decoded
+    /// further), from an established subscription on.
+    private func countPropertiesChanged(_ h: BusHarness, _ path: String) async throws -> (Collector<Int>, SignalSubscription) {
+        let received = Collector<Int>()
+        let subscription = h.client.subscribe(rule: MatchRule(sender: h.simulator.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                                                              member: "PropertiesChanged", path: try ObjectPath(path))) { _ in received.append(1) }
+        try await subscription.established()
+        return (received, subscription)
     }
 }
 
