@@ -4,6 +4,8 @@
 
 `scan` profiles the P3 storm (1,000 devices x 10 RSSI updates/s; `--devices`, `--hz`) for
 `--seconds` (10). `--call-graph dwarf` records DWARF call graphs (frame pointers otherwise).
+`--paced HZ` makes the simulator send the `--count` values of notify/acquire at HZ to a live
+client (a sensor's rate: a wake-up per value) instead of a burst to a stopped one.
 
 Prints the top of `perf report --no-children` (self time by symbol), then with `--children`
 the top of the inclusive report (each frame's share with everything it calls).
@@ -34,6 +36,8 @@ def main():
     p.add_argument("--hz", type=float, default=10.0)
     p.add_argument("--call-graph", default="fp")
     p.add_argument("--children", action="store_true")
+    p.add_argument("--paced", type=float, default=0.0,
+                   help="notify/acquire: the simulator sends --count values at this rate (StartNotifyPace) to a live client, instead of a burst")
     args = p.parse_args()
     peers = Peers(ROOT, os.path.join(ROOT, ".build", "release"), os.path.join(ROOT, ".build", "bench", "baseline"), sys.executable)
     sim = Simulator(os.path.join(ROOT, ".build", "release", "bluez-sim"), os.path.join(ROOT, "Benchmarks", "scenario.json"))
@@ -51,7 +55,10 @@ def main():
             perf["p"] = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "--call-graph", args.call_graph,
                                           "-o", args.out, "-p", str(pid)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if args.workload == "notify":
+            if args.paced > 0 and args.workload in ("notify", "acquire"):
+                target = "FFF2" if args.workload == "notify" else "FFF1"
+                sim.control("StartNotifyPace", "assdu", [[DEVICE], target, args.paced, args.count])
+            elif args.workload == "notify":
                 stopped(pid, lambda: sim.control("Burst", "ssu", [DEVICE, "FFF2", args.count]))
             elif args.workload == "acquire":
                 sim.control("Burst", "ssu", [DEVICE, "FFF1", args.count])
