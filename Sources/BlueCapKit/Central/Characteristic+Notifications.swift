@@ -58,7 +58,7 @@ extension Characteristic {
         proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
             switch result {
             case .success(let (fd, mtu)):
-                let socket = NotificationSocket(fd: fd, mtu: mtu, queue: Self.socketQueue, onData: { [weak self] data in
+                let socket = NotificationSocket(fd: fd, mtu: mtu, connection: peripheral.connection, onData: { [weak self] data in
                     self?.received(data, via: .notificationSocket)
                 }, onClose: { [weak self] in
                     self?.socketClosed()

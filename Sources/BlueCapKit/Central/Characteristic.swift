@@ -52,9 +52,6 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
     let uuidText: String?
     let state: Locked<State>
 
-    /// The queue acquired notification sockets are read on.
-    static let socketQueue = DispatchQueue(label: "bluecap.central.notify")
-
     init(uuid: BLEUUID, path: ObjectPath, service: Service, properties: GattCharacteristic1.Properties) {
         self.uuid = uuid
         self.path = path

@@ -1,76 +1,97 @@
-// NotificationSocket: the AcquireNotify socket, read on a DispatchSource.
+// NotificationSocket: the AcquireNotify socket, read in the session's owner-thread poll set.
 import DBus
-import Dispatch
 import Foundation
 import Glibc
 import Synchronization
 import Locking
 
 /// Reads the SOCK_SEQPACKET socket `AcquireNotify` returns: each datagram is one notification.
-/// Reading is event driven (a `DispatchSourceRead`); end of file or an error ends it, and
-/// `close()` ends it from our side (which is how a client stops an acquired notification).
+/// The socket is watched by the session connection's owner thread, in the same `poll` as the
+/// bus (``DBus/DescriptorWatch``): a notification costs one thread wake-up, and a consumer on
+/// the `immediate` context or the session's task executor gets it on that thread. End of file,
+/// an error or the connection closing ends it; ``close()`` ends it from our side (which is how
+/// a client stops an acquired notification).
 ///
-/// `@unchecked Sendable`: `source` is set once in `init`; a dispatch source's `cancel()` is
-/// thread-safe, and `closed` (an atomic) makes sure it runs once.
+/// `@unchecked Sendable`: `phase` is a `Locked`; `closed` (an atomic) makes sure the end runs
+/// once; the read buffer is used only by the handler, which runs on the owner thread.
 ///
 /// Equal only to itself (the notification state machine tells one socket from another).
 final class NotificationSocket: Equatable, @unchecked Sendable {
-    private let source: any DispatchSourceRead
-    private let closed = OnceFlag()
+    private enum Phase {
+        case prepared(fd: FileDescriptor, connection: Connection, onReadable: @Sendable () -> Bool, onConnectionClosed: @Sendable () -> Void)
+        case watching(DescriptorWatch)
+        case ended
+    }
+    private let phase: Locked<Phase>
+    private let closed: OnceFlag
     /// The MTU BlueZ reported.
     let mtu: UInt16
 
-    /// Prepares reading `fd` on `queue` (``start()`` begins); `onData` gets each datagram, `onClose` runs once at the end
-    /// (not when ``close()`` is called by us).
-    init(fd: FileDescriptor, mtu: UInt16, queue: DispatchQueue,
+    /// Datagrams read per handler call: the bus's own messages wait while it runs, and the poll
+    /// comes back at once for the rest.
+    static let datagramsPerWake = 64
+
+    /// Prepares reading `fd` on `connection`'s owner thread (``start()`` begins): `onData` gets
+    /// each datagram, `onClose` runs once at the end (not when ``close()`` is called by us).
+    init(fd: FileDescriptor, mtu: UInt16, connection: Connection,
          onData: @escaping @Sendable (Data) -> Void, onClose: @escaping @Sendable () -> Void) {
         self.mtu = mtu
         let raw = fd.rawValue
         let flags = fcntl(raw, F_GETFL)
         _ = fcntl(raw, F_SETFL, flags | O_NONBLOCK)
-        source = DispatchSource.makeReadSource(fileDescriptor: raw, queue: queue)
-        let closed = self.closed
+        let closed = OnceFlag()
+        self.closed = closed
         let capacity = max(Int(mtu), 517) + 8
-        let source = self.source
-        source.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: capacity)
-            var more = true
-            while more {
-                // Up to 64 datagrams per wake batch: an async consumer of the notifications
-                // wakes once per batch (never behind more than 64), not once per datagram.
-                more = WakeBatch.run { () -> Bool in
-                    for _ in 0..<64 {
-                        let n = buffer.withUnsafeMutableBytes { recv(raw, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
-                        if n > 0 {
-                            onData(Data(buffer[0..<n]))
-                            continue
-                        }
-                        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
-                        // 0: the peer closed (link lost, StopNotify); < 0: a socket error.
-                        if closed.trySet() {
-                            source.cancel()
-                            onClose()
-                        }
-                        return false
-                    }
-                    return true
+        let buffer = ReadBuffer(capacity: capacity)
+        let onReadable: @Sendable () -> Bool = {
+            // Inside the owner loop's wake batch: an async consumer wakes once per poll round.
+            for _ in 0..<Self.datagramsPerWake {
+                // A close from a consumer that this handler just served: stop reading at once.
+                if closed.isSet { return false }
+                let n = recv(raw, buffer.bytes, capacity, Int32(MSG_DONTWAIT))
+                if n > 0 {
+                    onData(Data(bytes: buffer.bytes, count: n))
+                    continue
                 }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return true }
+                // 0: the peer closed (link lost, StopNotify); < 0: a socket error.
+                if closed.trySet() { onClose() }
+                return false
             }
+            return true
         }
-        // The socket stays open until the source is cancelled (by ``close()`` or end of file),
-        // then closes at once: the source keeps its handlers, so the handler must let go of
-        // the descriptor rather than merely capture it.
-        let owner = SocketOwner(fd)
-        source.setCancelHandler { owner.release() }
+        phase = Locked(.prepared(fd: fd, connection: connection, onReadable: onReadable, onConnectionClosed: {
+            if closed.trySet() { onClose() }
+        }))
     }
 
     /// Starts delivering (call once, after recording the socket).
-    func start() { source.resume() }
+    func start() {
+        let prepared = phase.withLock { p -> (FileDescriptor, Connection, @Sendable () -> Bool, @Sendable () -> Void)? in
+            guard case .prepared(let fd, let connection, let onReadable, let onConnectionClosed) = p else { return nil }
+            p = .ended
+            return (fd, connection, onReadable, onConnectionClosed)
+        }
+        guard let (fd, connection, onReadable, onConnectionClosed) = prepared else { return }
+        // Outside the lock: `onConnectionClosed` runs here when the connection is closed already.
+        let watch = connection.watchInput(of: fd, onReadable: onReadable, onConnectionClosed: onConnectionClosed)
+        let cancelNow = phase.withLock { p -> Bool in
+            guard !closed.isSet else { return true }
+            p = .watching(watch)
+            return false
+        }
+        if cancelNow { watch.cancel() }
+    }
 
     /// Closes the socket from our side (ends the notification session). Idempotent.
     func close() {
         guard closed.trySet() else { return }
-        source.cancel()
+        let watch = phase.withLock { p -> DescriptorWatch? in
+            defer { p = .ended }
+            if case .watching(let watch) = p { return watch }
+            return nil
+        }
+        watch?.cancel()
     }
 
     deinit { close() }
@@ -79,12 +100,14 @@ final class NotificationSocket: Equatable, @unchecked Sendable {
     static func == (a: NotificationSocket, b: NotificationSocket) -> Bool { a === b }
 }
 
-/// The last owner of the notification socket until its reader is cancelled.
-private final class SocketOwner: Sendable {
-    private let fd: Locked<FileDescriptor?>
-    init(_ fd: FileDescriptor) { self.fd = Locked(fd) }
-    /// Drops the descriptor, which closes it.
-    func release() { fd.withLock { $0 = nil } }
+/// The datagram buffer of one socket's reader.
+///
+/// `@unchecked Sendable`: used only by the socket's handler, which runs on the connection's
+/// owner thread (one thread, one call at a time).
+private final class ReadBuffer: @unchecked Sendable {
+    let bytes: UnsafeMutableRawPointer
+    init(capacity: Int) { bytes = .allocate(byteCount: capacity, alignment: 16) }
+    deinit { bytes.deallocate() }
 }
 
 /// A flag that is set once; `trySet()` returns true for the first caller only.

@@ -15,9 +15,9 @@ extension BluetoothSession {
     /// `Task(executorPreference: session.taskExecutor)`) the task goes on on the session's
     /// thread: a read is sent at once and its reply resumes the task there, and a
     /// `for try await` over ``Characteristic/receiveNotificationUpdates(capacity:)``'s `values`
-    /// takes each batch of `PropertiesChanged` notifications (the StartNotify path) without a
-    /// thread switch. An `AcquireNotify` socket is read on its own queue, which wakes the
-    /// session's thread once per batch, as it wakes a pool thread on the default executor:
+    /// takes each batch of notifications without a thread switch, on both paths (the
+    /// `PropertiesChanged` signals of StartNotify, and the `AcquireNotify` socket, which the
+    /// session's thread reads in the same `poll` as the bus):
     ///
     /// ```swift
     /// try await withTaskExecutorPreference(session.taskExecutor) {

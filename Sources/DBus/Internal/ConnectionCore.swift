@@ -56,6 +56,8 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
     /// Non-nil while `DBusFuzzing.dispatch` runs a call: what the owner thread sends is kept
     /// here instead of going to the bus (owner thread only).
     var ownerCapture: [OwnedMessage]?
+    /// Descriptors watched for input in the loop's poll (owner thread only; see `DescriptorWatch`).
+    var ownerDescriptors: [DescriptorEntry] = []
 
     init(raw: RawConnection, uniqueName: String, address: String) {
         self.raw = raw
@@ -121,6 +123,7 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
         started.signal()
         var fds: [pollfd] = []
         var polled: [WatchEntry?] = []
+        var polledDescriptors: [DescriptorEntry] = []
         while true {
             for job in jobs.takeAll() { job() }
             if closeRequested { break }
@@ -158,6 +161,8 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
                 fds.append(pollfd(fd: w.fd, events: ev, revents: 0))
                 polled.append(w)
             }
+            polledDescriptors = ownerDescriptors
+            for d in polledDescriptors { fds.append(pollfd(fd: d.fd, events: Int16(POLLIN), revents: 0)) }
             var wait: Int32 = -1
             if LibDBus.hasDataToDispatch(raw) || !jobs.isEmpty {
                 wait = 0
@@ -171,11 +176,14 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
             let n = poll(&fds, nfds_t(fds.count), wait)
             if n > 0 {
                 if fds[0].revents != 0 { jobs.drainWakeups() }
-                for i in 1..<fds.count where fds[i].revents != 0 {
+                for i in 1..<polled.count where fds[i].revents != 0 {
                     guard let w = polled[i], !w.removed, w.enabled else { continue }
                     let r = Int32(fds[i].revents)
                     LibDBus.handle(w.raw, readable: r & Int32(POLLIN) != 0, writable: r & Int32(POLLOUT) != 0,
                                    error: r & Int32(POLLERR) != 0, hangup: r & Int32(POLLHUP) != 0)
+                }
+                if !polledDescriptors.isEmpty {
+                    ownerRunReadable(polledDescriptors, revents: fds[polled.count...])
                 }
             }
             let now = ConnectionCore.now()
@@ -192,6 +200,7 @@ final class ConnectionCore: LibDBusLoopDelegate, @unchecked Sendable {
         isClosed.store(true, ordering: .sequentiallyConsistent)
         failAllPending()
         for job in jobs.close() { job() }
+        ownerEndDescriptors()
         LibDBus.close(raw)
         while LibDBus.hasDataToDispatch(raw) { _ = LibDBus.dispatch(raw) }
         LibDBus.unref(connection: raw)
