@@ -59,8 +59,12 @@ struct NotificationSocketTests {
                                             onClose: {})
             defer { close(peer) }
             let count = NotificationSocket.datagramsPerWake * 3 + 5
-            for n in 0..<count { _ = withUnsafeBytes(of: UInt16(n)) { send(peer, $0.baseAddress, 2, 0) } }
             socket.start()
+            // From a thread of its own: the socket's buffer holds fewer datagrams than this, so
+            // the sender blocks while the reader drains, and the reader finds backlogs.
+            Thread.detachNewThread {
+                for n in 0..<count { _ = withUnsafeBytes(of: UInt16(n)) { send(peer, $0.baseAddress, 2, 0) } }
+            }
             #expect(try await data.wait(for: count) == (0..<count).map { UInt16($0) })
             withExtendedLifetime(socket) {}
         }
