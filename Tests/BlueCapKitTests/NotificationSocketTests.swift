@@ -30,8 +30,9 @@ struct NotificationSocketTests {
             let onOwner = Collector<Bool>()
             let ends = Collector<Bool>()
             let (socket, peer) = try reader(on: connection, onData: {
-                data.append([UInt8]($0))
+                // Before the data: the test waits for the data, then reads this.
                 onOwner.append(connection.isOnOwnerThread)
+                data.append([UInt8]($0))
             }, onClose: { ends.append(true) })
             // Nothing is read before start(): the state machine records the socket first.
             _ = withUnsafeBytes(of: UInt8(9)) { send(peer, $0.baseAddress, 1, 0) }

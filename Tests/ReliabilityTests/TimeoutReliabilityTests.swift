@@ -52,7 +52,13 @@ struct TimeoutReliabilityTests {
             #expect(ends.items.count == k + 1 && ends.items[k] == expectedEnd, "\(name) ended at \(ends.items), deadline \(expectedEnd)")
         }
         // The queue goes on once bluetoothd answers: the timed-out write never took effect and
-        // the timed-out notification start left the characteristic not notifying.
+        // the timed-out notification start left the characteristic not notifying. The four calls
+        // reach the simulator from the D-Bus thread, and on the manual clock the test gets here
+        // in milliseconds: faults cleared before a call arrived would let it through (the write
+        // taking effect), so wait until the four are held.
+        try await withDeadline(.seconds(10), "the four calls held by the simulator") {
+            await rig.simulator.waitForHeldCalls(atLeast: 4)
+        }
         rig.simulator.clearFaults()
         #expect(try await period.read().value.value(as: UInt8.self) == 100)
         #expect(!data.isNotifying)
