@@ -81,7 +81,13 @@ struct RecordReplayRestartTests {
         defer { replay.stop() }
         let manager = CentralManager(session: replay.session())
         defer { manager.reset() }
-        let replayed = try await Self.app(manager, "replay") {}
+        let replayed: Seen
+        do {
+            replayed = try await Self.app(manager, "replay") {}
+        } catch {
+            Issue.record("the replay's report: \(replay.report)\nthe recording:\n\((try? String(contentsOf: file, encoding: .utf8)) ?? "unreadable")")
+            throw error
+        }
         #expect(replayed == recorded)
         let report = replay.report
         #expect(report.divergences.isEmpty, "\(report)")

@@ -7,12 +7,26 @@ extension BlueZReplayer {
     /// bluetoothd went away (on `queue`): the connection closes, so the bus sends
     /// `NameOwnerChanged` to "" and fails the app's calls still waiting with `NoReply`, as it did
     /// for the recorded bluetoothd; the objects go with it.
+    ///
+    /// The name is released (and the bus's answer awaited) before the connection closes:
+    /// closing our descriptor ends the connection only when no other copy of it is open, and a
+    /// process forked in the meantime (a test spawning a helper: fork, then exec) holds a copy
+    /// until it execs. The bus would still count the old connection as the owner when the
+    /// recorded restart's new one asks for the name, and refuse it. The app sees the same
+    /// `NameOwnerChanged`.
     func bluetoothdExits() {
         for h in handles.values { h.unexport() }
         handles.removeAll()
         held.removeAll()
         deferred.removeAll()
         tree.removeAll()
+        do {
+            _ = try connection.callBlocking(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                            interface: "org.freedesktop.DBus", member: "ReleaseName",
+                                            arguments: [.string(BlueZSimulator.busName)], timeout: .seconds(5))
+        } catch {
+            state.withLock { $0.record("replay could not release \(BlueZSimulator.busName) for the recorded restart: \(error)") }
+        }
         connection.close()
     }
 
