@@ -104,9 +104,10 @@ struct ConnectReliabilityTests {
         #expect(failures.count == 1 && failures[0].lowercased().contains("inprogress"), "\(failures)")
         #expect(events.events.items.isEmpty)
         #expect(!p.isConnected)
+        // Counted before the reconnect: its `.connect` may arrive before the next line runs.
+        let base = events.events.items.count
         rig.simulator.clearFaults()
         p.reconnect()
-        let base = events.events.items.count
         try await events.events.wait(for: base + 1)
         #expect(events.events.items.last == .connect)
     }
