@@ -76,7 +76,7 @@ struct RecordedBlueZTests {
         #expect(central.lines.items == expected, "\(central.stderr)")
         if let says = run.says { #expect(central.stderr.contains(says), "\(central.stderr)") }
         #expect(replay.report.divergences.isEmpty, "\(replay.report)")
-        #expect(!replay.report.unreached.contains { $0.event.isCall }, "\(replay.report)")
+        #expect(!replay.report.unreached.contains { $0.event.isCall }, "\(replay.report)\n\(central.stderr)")
     }
 
     @Test("the accelerometer recording against changed app code (another update period written) fails naming the write expected and the write seen",

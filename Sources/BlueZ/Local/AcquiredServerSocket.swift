@@ -12,7 +12,8 @@ import Synchronization
 /// closes its end when it is done with it; that is seen as end of file.
 ///
 /// `@unchecked Sendable`: `fd` and `source` are set once in `init`; the dispatch source's
-/// `cancel()` is thread-safe and `closed` (behind its lock) makes the teardown run once.
+/// `cancel()` is thread-safe and `closed` (behind its lock) makes the teardown run once; sends
+/// hold that lock, so the descriptor is closed only after the last send on it returned.
 final class AcquiredServerSocket: @unchecked Sendable {
     /// Where the sockets' end-of-file handlers run (never user code: they hand over to the
     /// characteristic, which calls the application after its own lock).
@@ -69,9 +70,16 @@ final class AcquiredServerSocket: @unchecked Sendable {
     var isOpen: Bool { !closed.withLock { $0 } }
 
     /// Sends `value` as one datagram. `.full` counts a drop; `.closed` closes our end.
+    ///
+    /// The send is made under `closed`'s lock, which ``close()`` takes before it cancels the
+    /// source (whose cancel handler closes the descriptor): a send from any thread never reaches
+    /// a closed descriptor, nor another file that reused its number. The send does not block.
     func send(_ value: Data) -> SocketCalls.SendResult {
-        guard isOpen else { return .closed(0) }
-        let result = value.withUnsafeBytes { SocketCalls.send(fd, $0) }
+        let fd = self.fd
+        let result = closed.withLock { c -> SocketCalls.SendResult in
+            guard !c else { return .closed(0) }
+            return value.withUnsafeBytes { SocketCalls.send(fd, $0) }
+        }
         switch result {
         case .sent: break
         case .full: dropped.add(1, ordering: .relaxed)
