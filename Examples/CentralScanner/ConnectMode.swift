@@ -31,14 +31,23 @@ enum ConnectMode {
                                   text: "  characteristic \(c.uuid) [\(flags.joined(separator: ", "))]", result: true)
                 }
             }
-            // On a connected peripheral `connect()` only opens the event stream (no call), where
-            // `disconnect()` then reports `.forceDisconnect` once BlueZ has taken the link down.
+            // `connect()` opens the event stream where `disconnect()` then reports
+            // `.forceDisconnect` once BlueZ has taken the link down. On a link BlueZ reports
+            // connected it makes no call; on one it never reported (`Connected` stays false with
+            // some controllers) it asks BlueZ again, once a connection slot is granted. Its
+            // `.connect` comes first: a `disconnect()` before it would only cancel that request
+            // and leave the link up.
             if peripheral.isConnected {
-                let disconnected = Promise<Void>()
+                let linked = Promise<Void>(), disconnected = Promise<Void>()
                 let token = CancelToken()
                 peripheral.connect().onSuccess(cancelToken: token) { update in
-                    if update.connectionEvent == .forceDisconnect { disconnected.success(()) }
+                    switch update.connectionEvent {
+                    case .connect: _ = linked.success(())
+                    case .forceDisconnect: _ = disconnected.success(())
+                    default: break
+                    }
                 }
+                _ = try? await linked.future.timeout(after: .seconds(10)).value
                 peripheral.disconnect()
                 _ = try? await disconnected.future.timeout(after: .seconds(10)).value
                 token.cancel()

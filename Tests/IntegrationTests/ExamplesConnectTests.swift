@@ -43,6 +43,28 @@ struct ExamplesConnectTests {
         #expect(try await peripheral.exitCode(within: .seconds(10)) == 0)
     }
 
+    @Test("--connect against a bluetoothd that never signals Connected (5.66 with btvirt): the link is down when the example exits")
+    func linkDownWithoutConnectedSignal() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let simulator = try await BlueZSimulator.start(busAddress: bus.address, adapters: 2)
+        defer { simulator.stop() }
+        simulator.setConnectedSignalWithheld(true)
+        let peripheral = try ExampleProcess("accelerometer-peripheral", ["--adapter", "hci1", "--json"], bus: bus.address)
+        try await peripheral.waitLine("advertising") { ExampleProcess.parse($0)?["advertising"] as? Bool == true }
+        let address = try need(simulator.adapterAddress(1), "hci1's address")
+        let scanner = try ExampleProcess("central-scanner", ["--connect", address, "--adapter", "hci0", "--json"], bus: bus.address)
+        #expect(try await scanner.exitCode(within: .seconds(30)) == 0, "stderr: \(scanner.stderr)")
+        #expect(scanner.events.last?["event"] as? String == "disconnected", "events: \(scanner.events)")
+        // `connect()` on a link BlueZ never reported asks BlueZ again; the example waits for that
+        // answer before `disconnect()`, which then takes the link down before the example exits.
+        let device = try need(simulator.sync { $0.devicePaths(adapter: 0) }.first, "hci0's device")
+        #expect(simulator.sync { $0.store.property(device, "org.bluez.Device1", "Connected") } == .bool(false),
+                "the link is still up after the example said disconnected; stderr: \(scanner.stderr)")
+        peripheral.send(SIGTERM)
+        #expect(try await peripheral.exitCode(within: .seconds(10)) == 0)
+    }
+
     @Test("--simulate --connect the simulated SensorTag's address works on a machine without Bluetooth")
     func simulated() async throws {
         let scanner = try ExampleProcess("central-scanner", ["--simulate", "--connect", "00:B1:0E:5C:00:01", "--json"], bus: "unix:path=/nonexistent")
