@@ -4,7 +4,7 @@ import DBus
 // MARK: - Restart
 
 extension BlueZReplayer {
-    /// bluetoothd went away (on `queue`): the connection closes, so the bus sends
+    /// bluetoothd went away (on `queue`): the name is released and the connection closes, so the bus sends
     /// `NameOwnerChanged` to "" and fails the app's calls still waiting with `NoReply`, as it did
     /// for the recorded bluetoothd; the objects go with it.
     ///
@@ -21,9 +21,7 @@ extension BlueZReplayer {
         deferred.removeAll()
         tree.removeAll()
         do {
-            _ = try connection.callBlocking(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                            interface: "org.freedesktop.DBus", member: "ReleaseName",
-                                            arguments: [.string(BlueZSimulator.busName)], timeout: .seconds(5))
+            _ = try Self.busCall("ReleaseName", [.string(BlueZSimulator.busName)], on: connection)
         } catch {
             state.withLock { $0.record("replay could not release \(BlueZSimulator.busName) for the recorded restart: \(error)") }
         }
@@ -43,9 +41,7 @@ extension BlueZReplayer {
             connection.close()
             connection = fresh
             exportAll()
-            let reply = try fresh.callBlocking(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                               interface: "org.freedesktop.DBus", member: "RequestName",
-                                               arguments: [.string(BlueZSimulator.busName), .uint32(4)], timeout: .seconds(5))
+            let reply = try Self.busCall("RequestName", [.string(BlueZSimulator.busName), .uint32(4)], on: fresh)
             // 1: primary owner (DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER).
             guard reply.body.first == .uint32(1) else {
                 state.withLock { $0.record("replay could not take \(BlueZSimulator.busName) again after the recorded restart: RequestName replied \(reply.body)") }
@@ -54,6 +50,13 @@ extension BlueZReplayer {
         } catch {
             state.withLock { $0.record("replay could not start bluetoothd again after the recorded restart: \(error)") }
         }
+    }
+
+    /// Calls the bus daemon's `member` on `connection` and waits for the answer (at most 5 s;
+    /// on `queue`, never the connection's own thread).
+    private static func busCall(_ member: String, _ arguments: [DBusValue], on connection: Connection) throws(DBusCallError) -> Message {
+        try connection.callBlocking(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                    interface: "org.freedesktop.DBus", member: member, arguments: arguments, timeout: .seconds(5))
     }
 
     /// The objects bluetoothd had right after the restart recorded at `index` (see
