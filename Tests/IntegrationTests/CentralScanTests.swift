@@ -134,4 +134,31 @@ struct CentralScanTests {
         #expect(h.manager.isScanning)
         #expect(h.simulator.sync { $0.discoveryClients(adapter: 0)[me]?.active } == true)
     }
+
+    @Test("with allowDuplicates every RSSI update is reported, and a discovery restart does not report a known device again")
+    func duplicatesAcrossARestart() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        let a = "C0:FF:EE:00:00:01", b = "C0:FF:EE:00:00:02", c = "C0:FF:EE:00:00:03"
+        h.simulator.add(simulatedSensorTag(a, rssi: -50))
+        let found = Collector<String>()
+        h.manager.startScanning(options: ScanOptions(allowDuplicates: true)).onSuccess(context: .immediate) { found.append($0.address) }
+        try await found.wait(for: 1)
+        // bluetoothd reports RSSI moves of 8 dBm or more.
+        h.simulator.updatePeripheral(a) { $0.rssi = -80 }
+        h.simulator.updatePeripheral(a) { $0.rssi = -50 }
+        try await found.wait(for: 3)
+        let me = h.client.uniqueName
+        h.simulator.sync { core in try? core.stopDiscovery(adapter: 0, sender: me) }
+        // The watchdog starts discovery again and looks at every known device: b is new, a was
+        // reported already (it is reported once more as bluetoothd hears it in the new
+        // discovery, as bluetoothd does: its RSSI was cleared when discovery stopped).
+        h.simulator.add(simulatedSensorTag(b))
+        try await found.wait(until: { $0.contains(b) })
+        h.simulator.updatePeripheral(a) { $0.rssi = -80 }
+        h.simulator.add(simulatedSensorTag(c))
+        let items = try await found.wait(until: { $0.contains(c) })
+        #expect(items.filter { $0 == a }.count == 5, "\(items)")
+        #expect(items.filter { $0 == b }.count == 1 && items.last == c, "\(items)")
+    }
 }
