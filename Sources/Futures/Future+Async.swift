@@ -3,6 +3,10 @@
 extension Future {
     /// The value, awaited. Throws the future's error, or `CancellationError` if the awaiting task
     /// is cancelled first (the future itself is not affected; only the wait stops).
+    ///
+    /// Inlinable, so that the caller's module specialises it for `T` (no generic metadata looked
+    /// up at run time for each await).
+    @inlinable
     public var value: T {
         get async throws {
             if let result { return try result.get() }
