@@ -10,6 +10,8 @@ BVM_KROOT=$BVM_CACHE/kernel                                 # unpacked Debian ke
 BVM_INITRD=$BVM_CACHE/initramfs.cpio.gz
 BVM_BTVIRT=$BVM_CACHE/btvirt                                # patched btvirt (see patches/)
 BVM_RUNS=$BVM_CACHE/runs                                    # one directory per VM run
+BVM_TP_VENV=$BVM_CACHE/thirdparty-venv                      # bumble + rootcanal (peers/thirdparty)
+BVM_TP_REQUIREMENTS=$BVM_HOME/peers/thirdparty/requirements.txt
 
 # MARK: - BlueZ versions
 # BLUEZ_VERSION picks the bluetoothd the VM runs: 5.66 is the host's own package (Debian 12);
@@ -40,8 +42,9 @@ bvm_bluetoothd() {
 #   bluez bluez-test-tools dbus: bluetoothd, btmgmt, btmon, btvirt, dbus-daemon
 #   gcc libc6-dev bzip2 patch: build the patched btvirt
 #   python3-dbus python3-gi: the python peers of the smoke test
+#   python3-venv: the third-party peer tier's venv (bumble, rootcanal from PyPI)
 BVM_PACKAGES=(qemu-system-x86 busybox-static kmod xz-utils bluez bluez-test-tools dbus
-	gcc libc6-dev bzip2 patch python3-dbus python3-gi)
+	gcc libc6-dev bzip2 patch python3-dbus python3-gi python3-venv)
 # Only when BLUEZ_VERSION is not the host's: building bluetoothd from Debian's sources
 # (dpkg-source, configure's pkg-config checks, make), gdb for backtraces inside the VM.
 BVM_BLUEZ_BUILD_PACKAGES=(dpkg-dev make pkg-config libglib2.0-dev libdbus-1-dev gdb)
@@ -60,5 +63,13 @@ bvm_kver() { ls "$BVM_KROOT/lib/modules" 2>/dev/null | head -1; }
 
 # True when setup has produced everything `run` needs.
 bvm_ready() {
-	[[ -e $BVM_KROOT/.done && -s $BVM_INITRD && -x $BVM_KROOT/modprobe.sh && -x $(bvm_bluetoothd) ]]
+	[[ -e $BVM_KROOT/.done && -s $BVM_INITRD && -x $BVM_KROOT/modprobe.sh && -x $(bvm_bluetoothd) ]] && bvm_tp_ready
+}
+
+# The RootCanal controller binary inside the venv's rootcanal wheel.
+bvm_tp_rootcanal() { echo "$BVM_TP_VENV"/lib/python3*/site-packages/rootcanal/bin/linux-x86_64/rootcanal; }
+
+# Whether the third-party venv exists and was made from today's requirements file.
+bvm_tp_ready() {
+	[[ -x $BVM_TP_VENV/bin/python && $(cat "$BVM_TP_VENV/.requirements" 2>/dev/null) == "$(sha256sum < "$BVM_TP_REQUIREMENTS")" ]]
 }

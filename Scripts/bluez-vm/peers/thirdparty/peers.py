@@ -1,0 +1,194 @@
+"""Bumble peers of the third-party tier: a TI SensorTag accelerometer, an extended advertiser,
+an L2CAP CoC echo server and a GATT server with the edge cases a real stack produces.
+
+Each peer is a plain object around a powered Bumble `Device` (tier.bumble_device); the
+scenarios of run.py start them, drive them and read what they counted.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from bumble import l2cap
+from bumble.att import ATT_Error, Attribute
+from bumble.core import UUID, AdvertisingData
+from bumble.device import AdvertisingEventProperties, AdvertisingParameters, Device
+from bumble.gatt import Characteristic, CharacteristicValue, Service
+from bumble.hci import OwnAddressType
+
+RW = Attribute.READABLE | Attribute.WRITEABLE
+P = Characteristic.Properties
+
+
+def sensortag_uuid(short: int) -> str:
+    return f'F000{short:04X}-0451-4000-B000-000000000000'
+
+
+ACCEL_SERVICE, ACCEL_DATA, ACCEL_ENABLED, ACCEL_PERIOD = (sensortag_uuid(u) for u in (0xAA10, 0xAA11, 0xAA12, 0xAA13))
+
+
+def ad(*structures: tuple[int, bytes]) -> bytes:
+    return bytes(AdvertisingData(list(structures)))
+
+
+async def advertise_legacy(device: Device, uuid: str, name: str) -> None:
+    """Connectable legacy advertising from the public address: flags and the 128-bit service UUID
+    in the advertisement, the name in the scan response (legacy data is at most 31 bytes)."""
+    await device.start_advertising(
+        own_address_type=OwnAddressType.PUBLIC, auto_restart=True,
+        advertising_data=ad((AdvertisingData.FLAGS, bytes([0x06])),
+                            (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(uuid)))),
+        scan_response_data=ad((AdvertisingData.COMPLETE_LOCAL_NAME, name.encode())))
+
+
+# MARK: - SensorTag
+
+class SensorTag:
+    """The accelerometer service of a TI SensorTag (AA10: data AA11 read + notify, enabled AA12,
+    period AA13). Each sample carries its sequence number in its three raw bytes (little-endian),
+    so the central's output shows any sample lost or delivered twice. With `drop_after`, the peer
+    disconnects once after that many notifications (advertising restarts by itself), then goes
+    on counting when the central is back."""
+
+    def __init__(self, device: Device, drop_after: int | None = None) -> None:
+        self.device, self.drop_after = device, drop_after
+        self.sent = 0
+        self.enabled = 0
+        self.period_raw = 10
+        self.subscribed = False
+        self.dropped = False
+        self.connections = 0
+        self.data = Characteristic(ACCEL_DATA, P.READ | P.NOTIFY, Attribute.READABLE,
+                                   CharacteristicValue(read=lambda _c: self.sample(self.sent)))
+        enabled = Characteristic(ACCEL_ENABLED, P.READ | P.WRITE, RW,
+                                 CharacteristicValue(read=lambda _c: bytes([self.enabled]), write=self._set_enabled))
+        period = Characteristic(ACCEL_PERIOD, P.READ | P.WRITE, RW,
+                                CharacteristicValue(read=lambda _c: bytes([self.period_raw]), write=self._set_period))
+        device.add_service(Service(ACCEL_SERVICE, [self.data, enabled, period]))
+        self.data.on('subscription', self._subscription)
+        device.on('connection', self._connected)
+        self.task: asyncio.Task | None = None
+
+    @staticmethod
+    def sample(n: int) -> bytes:
+        return n.to_bytes(3, 'little')
+
+    def _connected(self, _connection) -> None:
+        self.connections += 1
+
+    def _set_enabled(self, _c, value: bytes) -> None:
+        self.enabled = value[0] if value else 0
+
+    def _set_period(self, _c, value: bytes) -> None:
+        self.period_raw = value[0] if value else 10
+
+    def _subscription(self, _connection, notify: bool, indicate: bool) -> None:
+        self.subscribed = notify or indicate
+
+    async def start(self) -> None:
+        await advertise_legacy(self.device, ACCEL_SERVICE, 'SensorTag')
+        self.task = asyncio.create_task(self._stream())
+
+    async def _stream(self) -> None:
+        while True:
+            await asyncio.sleep(max(10, 10 * self.period_raw) / 1000)
+            if not (self.enabled and self.subscribed and self.device.connections):
+                continue
+            self.sent += 1
+            await self.device.notify_subscribers(self.data, self.sample(self.sent))
+            if self.drop_after and self.sent == self.drop_after and not self.dropped:
+                self.dropped = True
+                self.subscribed = False
+                for connection in list(self.device.connections.values()):
+                    with contextlib.suppress(Exception):
+                        await connection.disconnect()
+
+    def stop(self) -> None:
+        if self.task:
+            self.task.cancel()
+
+
+# MARK: - extended advertising
+
+async def advertise_extended(device: Device, data: bytes) -> None:
+    """Connectable, non-scannable advertising with extended PDUs only (no legacy PDU can carry
+    more than 31 bytes), from the public address."""
+    params = AdvertisingParameters(
+        advertising_event_properties=AdvertisingEventProperties(is_connectable=True, is_scannable=False, is_legacy=False),
+        own_address_type=OwnAddressType.PUBLIC)
+    await device.create_advertising_set(advertising_parameters=params, advertising_data=data)
+
+
+# MARK: - L2CAP CoC echo
+
+class L2CAPEcho:
+    """An LE credit-based channel server that sends back what it receives, counting bytes."""
+
+    def __init__(self, device: Device, psm: int = 0x0081, mtu: int = 2048, max_credits: int = 64) -> None:
+        self.received = 0
+        self.channels = 0
+        self.server = device.create_l2cap_server(
+            spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=mtu, max_credits=max_credits), handler=self._channel)
+        self.psm = self.server.psm
+
+    def _channel(self, channel) -> None:
+        self.channels += 1
+
+        def on_data(data: bytes) -> None:
+            self.received += len(data)
+            channel.write(data)
+        channel.sink = on_data
+
+
+# MARK: - pairing
+
+class Pairing:
+    """Bumble's SMP as a peer answering pairing with one IO capability (bonding, LE Secure
+    Connections), counting what happened. With `accept=False` it refuses every request."""
+    NO_IO, DISPLAY_ONLY, DISPLAY_YES_NO, KEYBOARD_ONLY = 0x03, 0x00, 0x01, 0x02
+
+    def __init__(self, device: Device, io: int, accept: bool = True, passkey: int | None = None) -> None:
+        from bumble.pairing import PairingConfig, PairingDelegate
+        self.completed = self.bonded = False
+        self.failure = None
+        self.compared: int | None = None
+        self.typed: int | None = None
+        self.shown = None   # the scanner's Proc: a keyboard-only peer reads the passkey it printed
+        outer = self
+        io_map = {self.NO_IO: PairingDelegate.NO_OUTPUT_NO_INPUT, self.DISPLAY_ONLY: PairingDelegate.DISPLAY_OUTPUT_ONLY,
+                  self.DISPLAY_YES_NO: PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT,
+                  self.KEYBOARD_ONLY: PairingDelegate.KEYBOARD_INPUT_ONLY}
+
+        class Delegate(PairingDelegate):
+            async def accept(self) -> bool:
+                return accept
+
+            async def confirm(self, auto: bool = False) -> bool:
+                return accept
+
+            async def compare_numbers(self, number: int, digits: int) -> bool:
+                outer.compared = number
+                return accept
+
+            async def generate_passkey(self) -> int:
+                return passkey if passkey is not None else await super().generate_passkey()
+
+            async def get_number(self) -> int | None:
+                proc = outer.shown
+                ev = await proc.wait_event(lambda e: e.get('event') == 'passkey', 30) if proc else None
+                outer.typed = ev.get('passkey') if ev else None
+                return outer.typed
+
+        device.pairing_config_factory = lambda _c: PairingConfig(sc=True, mitm=io != self.NO_IO, bonding=True,
+                                                                 delegate=Delegate(io_capability=io_map[io]))
+
+        def on_connection(connection) -> None:
+            def paired(keys) -> None:
+                outer.completed = True
+                outer.bonded = keys is not None and keys.ltk is not None or getattr(keys, 'ltk_peripheral', None) is not None
+
+            def failed(reason) -> None:
+                outer.failure = reason
+            connection.on('pairing', paired)
+            connection.on('pairing_failure', failed)
+        device.on('connection', on_connection)
