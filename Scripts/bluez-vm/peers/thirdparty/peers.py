@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 
 from bumble import l2cap
 from bumble.att import ATT_Error, Attribute
@@ -96,6 +97,9 @@ class SensorTag:
                 continue
             self.sent += 1
             await self.device.notify_subscribers(self.data, self.sample(self.sent))
+            if self.sent == 5 and os.environ.get('BLUECAP_THIRDPARTY_BREAK') == 'duplicate-sample':
+                # the check's own check: a sample sent twice must make "no sample twice" fail
+                await self.device.notify_subscribers(self.data, self.sample(self.sent))
             if self.drop_after and self.sent == self.drop_after and not self.dropped:
                 self.dropped = True
                 self.subscribed = False
@@ -192,3 +196,83 @@ class Pairing:
             connection.on('pairing', paired)
             connection.on('pairing_failure', failed)
         device.on('connection', on_connection)
+
+
+# MARK: - GATT edge cases
+
+def edge_uuid(short: int) -> str:
+    return f'B1CA{short:04X}-0451-4000-B000-000000000000'
+
+
+class GattEdge:
+    """The GATT server of the VMTests' ThirdPartyGATTTests: a 400-byte readable and writable value
+    (long reads, prepared writes at a small MTU), a read answered with ATT error 0x80, a read
+    whose first request is never answered (60 s, past bluetoothd's 30 s ATT timeout), and an
+    indicate-only characteristic that sends 1..5 once indications are on. `mtu` caps the ATT MTU
+    the server accepts (23: every value above 20 bytes takes several requests)."""
+
+    def __init__(self, device: Device, mtu: int = 517) -> None:
+        self.long_value = bytes(i % 251 for i in range(400))
+        self.silent_reads = 0
+        self.indicated = 0
+        device.gatt_server.max_mtu = mtu
+        long_char = Characteristic(edge_uuid(1), P.READ | P.WRITE, RW,
+                                   CharacteristicValue(read=lambda _c: self.long_value, write=self._write_long))
+        error_char = Characteristic(edge_uuid(2), P.READ, Attribute.READABLE, CharacteristicValue(read=self._read_error))
+        silent_char = Characteristic(edge_uuid(3), P.READ, Attribute.READABLE, CharacteristicValue(read=self._read_silent))
+        self.indicate_char = Characteristic(edge_uuid(4), P.INDICATE, Attribute.READABLE, bytes([0]))
+        self.flood_char = Characteristic(edge_uuid(5), P.NOTIFY, Attribute.READABLE, bytes(4))
+        self.flooded = 0
+        self.flood_done = False
+        flood_count = Characteristic(edge_uuid(6), P.READ, Attribute.READABLE,
+                                     CharacteristicValue(read=lambda _c: (self.flooded if self.flood_done else 0xFFFFFFFF).to_bytes(4, 'little')))
+        device.add_service(Service(edge_uuid(0), [long_char, error_char, silent_char, self.indicate_char,
+                                                  self.flood_char, flood_count]))
+        self.indicate_char.on('subscription', self._subscription)
+        self.flood_char.on('subscription', self._flood_subscription)
+        self.device = device
+
+    def _write_long(self, _c, value: bytes) -> None:
+        self.long_value = bytes(value)
+
+    @staticmethod
+    def _read_error(_c) -> bytes:
+        raise ATT_Error(0x80)
+
+    async def _read_silent(self, _c) -> bytes:
+        self.silent_reads += 1
+        if self.silent_reads == 1:
+            await asyncio.sleep(60)
+        return b'ok'
+
+    def _subscription(self, connection, _notify: bool, indicate: bool) -> None:
+        if indicate:
+            asyncio.ensure_future(self._indicate(connection))
+
+    def _flood_subscription(self, connection, notify: bool, _indicate: bool) -> None:
+        if notify and not self.flooded:
+            asyncio.ensure_future(self._flood(connection))
+
+    async def _flood(self, connection, seconds: float = 10) -> None:
+        """Notifies as fast as the link takes them for `seconds`, each value its sequence number;
+        the count is then readable. "As fast as the link takes them": at most 8 ACL packets
+        waiting in Bumble's host queue (it would otherwise queue without bound, and everything
+        else on the link, the count's read among it, would wait behind the backlog)."""
+        loop = asyncio.get_running_loop()
+        queue = self.device.host.le_acl_packet_queue or self.device.host.acl_packet_queue
+        end = loop.time() + seconds
+        while loop.time() < end and connection.handle in self.device.connections:
+            while queue.pending > 8:
+                flowed = asyncio.Event()
+                queue.once('flow', flowed.set)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(flowed.wait(), 5)
+            self.flooded += 1
+            await self.device.notify_subscriber(connection, self.flood_char, self.flooded.to_bytes(4, 'little'))
+        self.flood_done = True
+
+    async def _indicate(self, connection) -> None:
+        await asyncio.sleep(0.5)
+        for n in range(1, 6):
+            await self.device.indicate_subscriber(connection, self.indicate_char, bytes([n]))
+            self.indicated += 1

@@ -89,7 +89,7 @@ class Run:
 
     def text(self) -> str:
         return (f'$ {" ".join(self.argv)}\nexit {self.rc}\n--- stdout\n{self.out[-6000:]}\n'
-                f'--- stderr\n{self.err[-3000:]}')
+                f'--- stderr\n{self.err[-8000:]}')
 
 
 class Proc:

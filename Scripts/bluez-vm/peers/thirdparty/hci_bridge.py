@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Joins one RootCanal controller to the kernel: hci_bridge.py CONTROLLER-SPEC HOST-SPEC, e.g.
+`tcp-client:127.0.0.1:6402 vhci` (Bumble transport specs).
+
+What `bumble-hci-bridge` does, with two differences the tier needs:
+- the controller side (RootCanal's TCP port) is opened first, then vhci: opening vhci makes the
+  kernel send its HCI Reset at once, and with no controller behind it the init fails (-110);
+- the kernel's Write Authenticated Payload Timeout (sent after every LE encryption when the
+  controller lists the command, as RootCanal 1.10.0 does) is answered here with success: RootCanal
+  1.10.0 lists it but implements none, and aborts on it ("Unimplemented command
+  WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT", a fatal log), which ended every pairing with its radio.
+Packets are relayed as bytes, unparsed (bumble-hci-bridge decodes and traces each one, which under
+TCG costs more than the relay).
+"""
+import asyncio
+import sys
+
+from bumble.transport import open_transport
+
+HCI_COMMAND, HCI_EVENT, COMMAND_COMPLETE = 0x01, 0x04, 0x0E
+WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT = 0x0C7C   # OGF 0x03, OCF 0x07C
+
+
+async def main(controller_spec: str, host_spec: str) -> None:
+    async with await open_transport(controller_spec) as controller:
+        async with await open_transport(host_spec) as host:
+            class ToController:
+                def on_packet(self, packet: bytes) -> None:
+                    if (len(packet) >= 6 and packet[0] == HCI_COMMAND
+                            and int.from_bytes(packet[1:3], 'little') == WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT):
+                        # Command Complete: 1 command allowed, the opcode, status success, the handle
+                        host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, 6, 1]) + packet[1:3] + b'\x00' + packet[4:6])
+                        return
+                    controller.sink.on_packet(packet)
+
+            class ToHost:
+                def on_packet(self, packet: bytes) -> None:
+                    host.sink.on_packet(packet)
+
+            host.source.set_packet_sink(ToController())
+            controller.source.set_packet_sink(ToHost())
+            print('hci_bridge: relaying', controller_spec, '<->', host_spec, flush=True)
+            await asyncio.get_running_loop().create_future()
+
+
+if __name__ == '__main__':
+    if len(sys.argv) != 3:
+        sys.exit('usage: hci_bridge.py CONTROLLER-SPEC HOST-SPEC (e.g. tcp-client:127.0.0.1:6402 vhci)')
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,205 @@
+// The third-party peer tier's GATT edge cases: BlueCapKit on the bridged RootCanal adapter against
+// the Bumble GATT server of Scripts/bluez-vm/peers/thirdparty (peers.GattEdge), which answers the
+// way a real stack does: long values across a 23-byte MTU, an ATT error, a read it never answers,
+// indications. Skipped unless steps/thirdparty sets BLUECAP_THIRDPARTY_PEER (the peer's address)
+// and BLUECAP_THIRDPARTY_ADAPTER (the bridged adapter).
+
+import BlueCapKit
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The peer steps/thirdparty started for these tests.
+enum ThirdPartyPeer {
+    static let environment = ProcessInfo.processInfo.environment
+    static let address = environment["BLUECAP_THIRDPARTY_PEER"] ?? ""
+    static let adapter = environment["BLUECAP_THIRDPARTY_ADAPTER"] ?? "hci2"
+    /// The ATT MTU the peer's server allows (peers.GattEdge's `max_mtu`).
+    static let mtu = Int(environment["BLUECAP_THIRDPARTY_MTU"] ?? "") ?? 517
+    static let enabled = VM.enabled && !address.isEmpty
+
+    static func uuid(_ short: UInt16) -> BLEUUID { BLEUUID(string: String(format: "B1CA%04X-0451-4000-B000-000000000000", short))! }
+    static let service = uuid(0x0000)
+    static let long = uuid(0x0001), error = uuid(0x0002), silent = uuid(0x0003), indicate = uuid(0x0004)
+    /// The long characteristic's initial value: 400 bytes, byte i = i mod 251.
+    static let longValue = Data((0..<400).map { UInt8($0 % 251) })
+}
+
+@Suite("Third-party peer: GATT edge cases", .serialized,
+       .enabled(if: ThirdPartyPeer.enabled, "needs steps/thirdparty: BLUECAP_VM=1 and BLUECAP_THIRDPARTY_PEER"))
+struct ThirdPartyGATTTests {
+    /// Connects the peer by address on the bridged adapter, discovers the edge service, runs
+    /// `body`, disconnects.
+    /// Each test starts with the peer disconnected: a link the previous test's clean-up asked to
+    /// close is still up for a moment after (bluetoothd answers `Disconnect` before it emits
+    /// Connected=false), and a test connecting meanwhile would get a link about to drop.
+    static func withPeer(_ body: (CentralManager, Peripheral, Service) async throws -> Void) async throws {
+        let session = BluetoothSession()
+        let bus = try session.testConnection()
+        try await waitDisconnected(bus)
+        let manager = CentralManager(adapter: ThirdPartyPeer.adapter, session: session)
+        try await manager.whenPoweredOn(timeout: .seconds(15)).value
+        let p = try await manager.connect(address: ThirdPartyPeer.address, timeout: .seconds(30)).value
+        do {
+            _ = try await p.discoverServices([ThirdPartyPeer.service], timeout: .seconds(30)).value
+            let service = try #require(p.service(ThirdPartyPeer.service))
+            _ = try await service.discoverCharacteristics(timeout: .seconds(15)).value
+            try await body(manager, p, service)
+        } catch {
+            p.terminate(); manager.reset()
+            throw error
+        }
+        p.terminate()
+        manager.reset()
+        try await waitDisconnected(bus)
+    }
+
+    /// Waits (re-checking after each org.bluez signal, at most 30 s) until bluetoothd reports the
+    /// peer's device not connected.
+    static func waitDisconnected(_ bus: Connection) async throws {
+        let path = try ObjectPath(VM.devicePath(ThirdPartyPeer.adapter, ThirdPartyPeer.address))
+        let down = try await VM.recheck(bus, timeout: .seconds(30)) { () async -> Bool? in
+            if case .bool(true)? = try? await VM.property(bus, path, "org.bluez.Device1", "Connected") { return nil }
+            return true
+        }
+        if down != true { throw VMTestError("the peer's link still up 30 s after the disconnection") }
+    }
+
+    @Test("a 400-byte value read and written whole across the peer's MTU (long read, prepared write)", .timeLimit(.minutes(3)))
+    func longValues() async throws {
+        try await Self.withPeer { _, _, service in
+            let c = try #require(service.characteristic(ThirdPartyPeer.long))
+            _ = try await c.read(timeout: .seconds(30)).value
+            #expect(c.value == ThirdPartyPeer.longValue, "read \(c.value?.count ?? -1) bytes at MTU \(String(describing: c.mtu))")
+            if ThirdPartyPeer.mtu == 23 { #expect(c.mtu == 23, "the peer allows MTU 23; BlueZ reports \(String(describing: c.mtu))") }
+            let written = Data((0..<400).map { UInt8(255 - $0 % 200) })
+            _ = try await c.write(data: written, timeout: .seconds(30)).value
+            _ = try await c.read(timeout: .seconds(30)).value
+            #expect(c.value == written, "read back \(c.value?.count ?? -1) bytes after a 400-byte write")
+        }
+    }
+
+    @Test("a read the peer answers with an ATT error fails with that error, and the link stays usable", .timeLimit(.minutes(3)))
+    func attErrorMapped() async throws {
+        try await Self.withPeer { _, _, service in
+            let c = try #require(service.characteristic(ThirdPartyPeer.error))
+            do {
+                _ = try await c.read(timeout: .seconds(20)).value
+                Issue.record("the read succeeded; the peer answers it with ATT error 0x80")
+            } catch let error as BlueCapError {
+                #expect(error.attError?.code == 0x80, "\(error) (kind \(error.kind), ATT \(String(describing: error.attError)))")
+                #expect(error.kind != .timeout, "\(error)")
+            }
+            let long = try #require(service.characteristic(ThirdPartyPeer.long))
+            _ = try await long.read(timeout: .seconds(30)).value
+            #expect(long.value?.count == 400)
+        }
+    }
+
+    @Test("a read the peer never answers times out on our side; the link drops at bluetoothd's ATT timeout, is reconnected, and later reads work", .timeLimit(.minutes(4)))
+    func silentPeerRecovers() async throws {
+        try await Self.withPeer { _, p, service in
+            // Follow the link as the docs say an app does: on `.disconnect`, `reconnect()`.
+            let events = Collector<ConnectionEvent>()
+            p.connect(disconnectRetries: 3, connectionTimeout: .seconds(20)).onSuccess(context: .immediate) { update in
+                events.append(update.connectionEvent)
+                if update.connectionEvent == .disconnect { update.peripheral.reconnect(withDelay: .milliseconds(500)) }
+            }
+            #expect(try await events.wait(for: 1, timeout: .seconds(10)) == [.connect])
+            let silent = try #require(service.characteristic(ThirdPartyPeer.silent))
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                _ = try await silent.read(timeout: .seconds(5)).value
+                Issue.record("the read succeeded; the peer never answers the first one")
+            } catch let error as BlueCapError {
+                #expect(error.kind == .timeout, "\(error)")
+            }
+            #expect(clock.now - start < .seconds(15), "the 5 s timeout fired after \(clock.now - start)")
+            // ATT allows one request at a time: bluetoothd waits for the unanswered one until its
+            // 30 s transaction timeout, then drops the link. A read issued meanwhile fails then
+            // (not silently, not never): ATT error 0x0e from bluetoothd, or not connected.
+            let long = try #require(service.characteristic(ThirdPartyPeer.long))
+            do {
+                _ = try await long.read(timeout: .seconds(45)).value
+                print("thirdparty silent peer: the read after the silent one succeeded")
+            } catch let error as BlueCapError {
+                print("thirdparty silent peer: the read queued behind the silent one: \(error)")
+                #expect(error.kind != .timeout, "it should fail when bluetoothd gives up, not at our 45 s: \(error)")
+            }
+            // The drop is reported and the reconnection comes up.
+            let after = try await events.wait(for: 3, timeout: .seconds(90))
+            #expect(Array(after.prefix(3)) == [.connect, .disconnect, .connect], "\(after)")
+            _ = try await p.discoverServices([ThirdPartyPeer.service], timeout: .seconds(30)).value
+            let again = try #require(p.service(ThirdPartyPeer.service))
+            _ = try await again.discoverCharacteristics(timeout: .seconds(15)).value
+            let c = try #require(again.characteristic(ThirdPartyPeer.long))
+            _ = try await c.read(timeout: .seconds(30)).value
+            #expect(c.value?.count == 400, "read after the reconnection: \(c.value?.count ?? -1) bytes")
+            _ = try await again.characteristic(ThirdPartyPeer.silent)?.read(timeout: .seconds(30)).value
+            #expect(again.characteristic(ThirdPartyPeer.silent)?.value == Data("ok".utf8), "the peer answers its later reads")
+        }
+    }
+
+    @Test("indications from the peer arrive once each, in order", .timeLimit(.minutes(3)))
+    func indications() async throws {
+        try await Self.withPeer { _, _, service in
+            let c = try #require(service.characteristic(ThirdPartyPeer.indicate))
+            let updates = c.receiveNotificationUpdates(capacity: 100)
+            let got = Collector<UInt8>()
+            updates.onSuccess(context: .immediate) { update in
+                if let b = update.data?.first { got.append(b) }
+            }
+            _ = try await c.startNotifying(timeout: .seconds(20)).value
+            let values = try await got.wait(for: 5, timeout: .seconds(30))
+            #expect(values == [1, 2, 3, 4, 5])
+        }
+    }
+}
+
+// MARK: - notification flood
+
+extension ThirdPartyGATTTests {
+    static let flood = ThirdPartyPeer.uuid(0x0005), floodCount = ThirdPartyPeer.uuid(0x0006)
+
+    @Test("a peer notifying as fast as the link allows for 10 s: received, delivered, dropped and held add up to what it sent", .timeLimit(.minutes(3)))
+    func notificationFloodAccounting() async throws {
+        try await Self.withPeer { _, _, service in
+            let c = try #require(service.characteristic(Self.flood))
+            let count = try #require(service.characteristic(Self.floodCount))
+            // A small stream capacity and a subscriber that falls behind: drops are expected, and
+            // must be counted, not lost from the books.
+            let updates = c.receiveNotificationUpdates(capacity: 16)
+            let seen = Collector<UInt32>()
+            updates.onSuccess(context: .immediate) { update in
+                guard let d = update.data, d.count == 4 else { return }
+                seen.append(d.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self).littleEndian })
+            }
+            _ = try await c.startNotifying(timeout: .seconds(20)).value
+            // The peer makes its count readable once its 10 s are over (0xFFFFFFFF before).
+            var sent: UInt32 = .max
+            let clock = ContinuousClock(), deadline = clock.now + .seconds(60)
+            while sent == .max && clock.now < deadline {
+                try await Task.sleep(for: .seconds(2))
+                _ = try await count.read(timeout: .seconds(20)).value
+                sent = count.value.flatMap { $0.count == 4 ? $0.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self).littleEndian } : nil } ?? .max
+            }
+            try #require(sent != .max, "the peer never finished its flood")
+            // What ATT delivered arrives before the read's reply on the same bearer: give the
+            // socket's last datagrams a moment to be counted.
+            var counts = c.notificationCounts
+            for _ in 0..<20 where counts.received < Int(sent) {
+                try await Task.sleep(for: .milliseconds(250))
+                counts = c.notificationCounts
+            }
+            let values = seen.items
+            print("thirdparty flood: peer sent \(sent), \(counts), subscriber saw \(values.count)")
+            #expect(counts.received == Int(sent), "\(counts); peer sent \(sent)")
+            #expect(counts.received == counts.delivered + counts.dropped + counts.held, "\(counts)")
+            #expect(Set(values).count == values.count, "a notification delivered twice")
+            #expect(values == values.sorted(), "notifications out of order")
+            #expect(values.count == counts.delivered, "subscriber saw \(values.count), counts say \(counts.delivered) delivered")
+        }
+    }
+}
