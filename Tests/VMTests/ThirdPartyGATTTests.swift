@@ -72,7 +72,10 @@ struct ThirdPartyGATTTests {
             let c = try #require(service.characteristic(ThirdPartyPeer.long))
             _ = try await c.read(timeout: .seconds(30)).value
             #expect(c.value == ThirdPartyPeer.longValue, "read \(c.value?.count ?? -1) bytes at MTU \(String(describing: c.mtu))")
-            if ThirdPartyPeer.mtu == 23 { #expect(c.mtu == 23, "the peer allows MTU 23; BlueZ reports \(String(describing: c.mtu))") }
+            // GattCharacteristic1.MTU exists from bluetoothd 5.62 on (5.55 has none: nil).
+            if ThirdPartyPeer.mtu == 23, VM.bluezVersion != "5.55" {
+                #expect(c.mtu == 23, "the peer allows MTU 23; BlueZ reports \(String(describing: c.mtu))")
+            }
             let written = Data((0..<400).map { UInt8(255 - $0 % 200) })
             _ = try await c.write(data: written, timeout: .seconds(30)).value
             _ = try await c.read(timeout: .seconds(30)).value
