@@ -1,12 +1,15 @@
-// The code of README.md, verbatim: each `// README:` block below is copied into README.md as is
-// (ReadmeTextTests checks it) and run by ExamplesReadmeSnippetTests. This file imports only
-// what a user imports: BlueCapKit, BlueZSimulator (for the testing snippet) and Foundation.
+// The code of the documentation, verbatim: each `// snippet: NAME | FILE | …` block below is
+// copied as is into every markdown file it names (README.md, DocC articles under Sources/*/*.docc),
+// as a ```swift block; DocumentationTextTests checks that each file holds it and that README.md
+// shows no Swift that is not compiled here, and DocumentationSnippetTests runs the snippets
+// against the simulator. This file imports only what a user imports: BlueCapKit, BlueZSimulator
+// (for the testing snippet) and Foundation.
 
 import BlueCapKit
 import BlueZSimulator
 import Foundation
 
-// README: central-futures
+// snippet: central-futures | README.md | Sources/BlueCapKit/BlueCapKit.docc/GettingStarted.md
 /// Finds a SensorTag, connects, enables its accelerometer and streams samples.
 func accelerometerSamples(manager: CentralManager) -> FutureStream<TISensorTag.AccelerometerService.Data> {
     typealias Accelerometer = TISensorTag.AccelerometerService
@@ -26,9 +29,15 @@ func accelerometerSamples(manager: CentralManager) -> FutureStream<TISensorTag.A
         .flatMap { data in data.receiveNotificationUpdates() }
         .map { update in try SerDe.decode(Accelerometer.Data.self, from: update.data ?? Data()) }
 }
-// README: end
 
-// README: central-async
+/// Prints the samples: the system bus, the first powered adapter (or `CentralManager(adapter: "hci0")`).
+func printSamples() {
+    let manager = CentralManager()
+    accelerometerSamples(manager: manager).onSuccess { sample in print(sample.x, sample.y, sample.z) }
+}
+// snippet: end
+
+// snippet: central-async | Sources/BlueCapKit/BlueCapKit.docc/GettingStarted.md
 /// The same with async/await: returns the first `count` samples.
 func readSamples(manager: CentralManager, count: Int) async throws -> [TISensorTag.AccelerometerService.Data] {
     typealias Accelerometer = TISensorTag.AccelerometerService
@@ -48,9 +57,9 @@ func readSamples(manager: CentralManager, count: Int) async throws -> [TISensorT
     peripheral.disconnect()
     return samples
 }
-// README: end
+// snippet: end
 
-// README: peripheral
+// snippet: peripheral | README.md | Sources/BlueCapKit/BlueCapKit.docc/GettingStarted.md
 /// Serves the accelerometer service and advertises it; Enabled accepts only 0 and 1.
 func serveAccelerometer(on manager: PeripheralManager) -> Future<MutableService> {
     typealias Accelerometer = TISensorTag.AccelerometerService
@@ -71,17 +80,17 @@ func sendSample(_ service: MutableService, x: Double, y: Double, z: Double) -> B
     typealias Accelerometer = TISensorTag.AccelerometerService
     return service.characteristic(Accelerometer.Data.uuid)!.updateValue(Accelerometer.Data(x: x, y: y, z: z))
 }
-// README: end
+// snippet: end
 
-// README: shutdown
+// snippet: shutdown | Sources/BlueCapKit/BlueCapKit.docc/GettingStarted.md
 /// On SIGINT/SIGTERM: unregister the advertisement and the application, then exit.
 func unregisterOnSignals(_ manager: PeripheralManager) {
     SignalTrap.shared.onShutdown { _ = try? await manager.shutdown().value }
     SignalTrap.shared.install()
 }
-// README: end
+// snippet: end
 
-// README: profile
+// snippet: profile | Sources/BlueCapKit/BlueCapKit.docc/ProfilesAndServiceModels.md
 /// A service model: each property mirrors a characteristic, decoded with SerDe.
 struct BatteryService: ServiceModel {
     let serviceUUID: BLEUUID = "180F"
@@ -94,9 +103,9 @@ func batteryExample() throws -> UInt8 {
     try battery.update(uuid: "2A19", data: Data([87]))  // a ReadValue reply or a notification
     return battery.level                                // 87
 }
-// README: end
+// snippet: end
 
-// README: profile-binding
+// snippet: profile-binding | Sources/BlueCapKit/BlueCapKit.docc/ProfilesAndServiceModels.md
 /// The model bound to a connected peripheral: ReadValue fills it, notifications keep it current.
 func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, FutureStream<ServiceModelChange>) {
     let battery = BatteryService()
@@ -106,9 +115,9 @@ func followBattery(_ peripheral: Peripheral) async throws -> (BatteryService, Fu
     return (battery, binding.changes)       // each level notified: uuid "2A19", value 42, data [42]
 }
 // battery.write(battery.$level, 50) writes (WriteValue); battery.unbind() stops notifications.
-// README: end
+// snippet: end
 
-// README: simulator
+// snippet: simulator | Sources/BlueZSimulator/BlueZSimulator.docc/BlueZSimulator.md
 /// Your own test against a simulated bluetoothd: a private bus, a SensorTag in range.
 func withSimulatedSensorTag(_ body: (CentralManager, BlueZSimulator) async throws -> Void) async throws {
     let bus = try BusDaemon()                        // a private dbus-daemon
@@ -120,9 +129,9 @@ func withSimulatedSensorTag(_ body: (CentralManager, BlueZSimulator) async throw
     let manager = CentralManager(adapter: "hci0", session: simulator.session())
     try await body(manager, simulator)
 }
-// README: end
+// snippet: end
 
-// README: pairing-central
+// snippet: pairing-central | Sources/BlueCapKit/BlueCapKit.docc/PairingAndBonding.md
 /// Pairs with a peripheral whose characteristic needs encryption, then reads it.
 func pairAndRead(_ manager: CentralManager, _ peripheral: Peripheral, _ secret: Characteristic) async throws -> Data? {
     let agent = PairingAgent(capability: .displayYesNo, delegate: PairingHandlers(
@@ -136,9 +145,9 @@ func pairAndRead(_ manager: CentralManager, _ peripheral: Peripheral, _ secret: 
     _ = try await secret.read().value        // the link is encrypted now
     return secret.value
 }
-// README: end
+// snippet: end
 
-// README: pairing-peripheral
+// snippet: pairing-peripheral | Sources/BlueCapKit/BlueCapKit.docc/PairingAndBonding.md
 /// A characteristic only a paired central may read, and the default agent that lets centrals pair.
 func serveSecret(on manager: PeripheralManager) -> Future<PairingAgentRegistration> {
     let secret = MutableCharacteristic(uuid: BLEUUID("B1E0C0DE-0001-4000-8000-00000000C0DE"), properties: [.read],
@@ -147,4 +156,4 @@ func serveSecret(on manager: PeripheralManager) -> Future<PairingAgentRegistrati
     let agent = PairingAgent(capability: .noInputNoOutput, delegate: PairingHandlers.autoAccept())
     return manager.add(service).flatMap { _ in agent.register(for: manager) }  // + RequestDefaultAgent
 }
-// README: end
+// snippet: end
