@@ -189,7 +189,7 @@ class Pairing:
         def on_connection(connection) -> None:
             def paired(keys) -> None:
                 outer.completed = True
-                outer.bonded = keys is not None and keys.ltk is not None or getattr(keys, 'ltk_peripheral', None) is not None
+                outer.bonded = keys is not None and (keys.ltk is not None or getattr(keys, 'ltk_peripheral', None) is not None)
 
             def failed(reason) -> None:
                 outer.failure = reason

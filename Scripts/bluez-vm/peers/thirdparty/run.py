@@ -33,15 +33,12 @@ from bumble.hci import Address, OwnAddressType  # noqa: E402
 L2CAP_BYTES = int(os.environ.get('BLUECAP_THIRDPARTY_L2CAP_BYTES', str(64 << 10)))
 BLUEZ_VERSION = os.environ.get('BLUEZ_VM_BLUEZ_VERSION', '5.66')
 BONDED_EXPORTED = tuple(int(x) for x in BLUEZ_VERSION.split('.')) >= (5, 65)   # Device1.Bonded
-SCENARIOS: list[tuple[str, bool, str, object]] = []   # (name, in the subset, why not by default, function)
+SCENARIOS: list[tuple[str, bool, object]] = []   # (name, in the subset, coroutine function)
 
 
-def scenario(name: str, subset: bool = False, not_by_default: str = ''):
-    """Registers a scenario. One with `not_by_default` (the reason) runs only when named in
-    --only / BLUECAP_THIRDPARTY_ONLY: what it meets is not solved yet, and `make test` stays
-    the gate of what works."""
+def scenario(name: str, subset: bool = False):
     def register(fn):
-        SCENARIOS.append((name, subset, not_by_default, fn))
+        SCENARIOS.append((name, subset, fn))
         return fn
     return register
 
@@ -390,12 +387,9 @@ async def main() -> int:
     tally = tier.Tally()
     ctx = Context(args, tally)
     only = {n for n in args.only.split(',') if n}
-    for name, subset, not_by_default, fn in SCENARIOS:
+    for name, subset, fn in SCENARIOS:
         if (only and name not in only) or (args.set == 'subset' and not subset and not only):
             print(f'thirdparty: skip {name}', flush=True)
-            continue
-        if not_by_default and not only:
-            print(f'thirdparty: skip {name}: not by default ({not_by_default})', flush=True)
             continue
         removed = await tier.remove_devices(args.adapter)
         print(f'thirdparty: == {name} ({removed} device objects removed first) ({tier.elapsed()})', flush=True)
