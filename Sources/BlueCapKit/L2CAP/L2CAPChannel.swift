@@ -154,7 +154,13 @@ public final class L2CAPChannel: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// On `queue`: reads SDUs until the socket is empty or ``capacity`` wait.
+    ///
+    /// An end of file is read twice before it counts: a Bluetooth socket whose remote
+    /// disconnected may answer one `recv` with the end (the teardown's error, reported as 0 once
+    /// the socket is shut down) while SDUs received before the disconnection are still queued,
+    /// and hand them to the next `recv`. Seen in the VM tier when the reader ran late.
     private func readable() {
+        var endSeen: Int32?
         while true {
             let full = state.withLock { s -> Bool in
                 // Ended meanwhile (`close()` from another thread): its sources are resumed and
@@ -180,7 +186,11 @@ public final class L2CAPChannel: @unchecked Sendable, CustomStringConvertible {
                 receiver?.success(d)
             case .empty: return
             case .closed(let code):
-                end(code == 0 ? .remote : .failed(L2CAPSocketCalls.describe(code)))
+                guard let first = endSeen else {
+                    endSeen = code
+                    continue
+                }
+                end(first == 0 ? .remote : .failed(L2CAPSocketCalls.describe(first)))
                 return
             }
         }

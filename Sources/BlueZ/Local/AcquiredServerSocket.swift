@@ -69,6 +69,13 @@ final class AcquiredServerSocket: @unchecked Sendable {
     /// Whether the socket is still open on both sides as far as we know.
     var isOpen: Bool { !closed.withLock { $0 } }
 
+    /// Whether bluetoothd's end is closed, asked of the socket now: true before the end-of-file
+    /// handler has run on ``queue`` (it may run late on a busy host), or after ``close()``.
+    var peerHasClosed: Bool {
+        let fd = self.fd
+        return closed.withLock { c in c || SocketCalls.peerClosed(fd) }
+    }
+
     /// Sends `value` as one datagram. `.full` counts a drop; `.closed` closes our end.
     ///
     /// The send is made under `closed`'s lock, which ``close()`` takes before it cancels the

@@ -181,7 +181,11 @@ public final class LocalGattCharacteristic: Sendable {
             return r.fail(name: "org.bluez.Error.InvalidArguments", message: error.message)
         }
         let mtu = UInt16(clamping: max(23, options.mtu ?? 23))
-        if notifyState.withLock({ $0.socket?.isOpen ?? false }) {
+        // bluetoothd asks again once it closed the socket it had (the last central left, the link
+        // dropped): the end of file may not have been handled yet (its handler runs on the
+        // sockets' queue, on a busy host after this call). Only a socket bluetoothd still holds
+        // makes the call a second acquisition.
+        if let held = notifyState.withLock({ $0.socket }), !held.peerHasClosed {
             return r.fail(name: "org.bluez.Error.NotPermitted", message: "Notify already acquired")
         }
         let made: (AcquiredServerSocket, FileDescriptor)
@@ -192,6 +196,7 @@ public final class LocalGattCharacteristic: Sendable {
         }
         let previous = notifyState.withLock { s -> AcquiredServerSocket? in
             defer { s.socket = made.0 }
+            if let old = s.socket { s.droppedBefore += old.dropped.load(ordering: .relaxed) }
             return s.socket
         }
         previous?.close()
@@ -210,7 +215,8 @@ public final class LocalGattCharacteristic: Sendable {
         do { options = try GattRequestOptions(dbusValue: call.body.first) } catch {
             return r.fail(name: "org.bluez.Error.InvalidArguments", message: error.message)
         }
-        if writeSocket.withLock({ $0.socket?.isOpen ?? false }) {
+        // As for AcquireNotify: a socket whose end of file is still to be handled is no obstacle.
+        if let held = writeSocket.withLock({ $0.socket }), !held.peerHasClosed {
             return r.fail(name: "org.bluez.Error.NotPermitted", message: "Write already acquired")
         }
         let mtu = UInt16(clamping: max(23, options.mtu ?? 23))
@@ -224,7 +230,11 @@ public final class LocalGattCharacteristic: Sendable {
         } catch {
             return r.fail(name: "org.bluez.Error.Failed", message: error.message)
         }
-        writeSocket.withLock { $0.socket = made.0 }
+        let previousWrite = writeSocket.withLock { s -> AcquiredServerSocket? in
+            defer { s.socket = made.0 }
+            return s.socket
+        }
+        previousWrite?.close()
         r.succeed([.unixFD(made.1), .uint16(mtu)])
         try? attribute.exportHandle?.setProperty("WriteAcquired", .bool(true), interface: Self.interface)
     }

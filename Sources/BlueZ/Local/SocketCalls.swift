@@ -51,6 +51,14 @@ enum SocketCalls {
         return .closed
     }
 
+    /// Whether the peer has closed its end of `fd` (`POLLHUP`), without waiting.
+    static func peerClosed(_ fd: Int32) -> Bool {
+        // POLLHUP, POLLERR and POLLNVAL are reported whatever the events asked for.
+        var entry = pollfd(fd: fd, events: 0, revents: 0)
+        guard poll(&entry, 1, 0) == 1 else { return false }
+        return entry.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+    }
+
     /// Closes `fd`.
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 }

@@ -260,7 +260,7 @@ async def gatt_edge(ctx: Context, mtu: int, tests: list[str]) -> None:
                             '--filter', 'ThirdPartyGATTTests/(' + '|'.join(tests) + ')'], timeout=600,
                            env={'BLUECAP_VM': '1', 'BLUECAP_THIRDPARTY_PEER': tier.address(device),
                                 'BLUECAP_THIRDPARTY_ADAPTER': ctx.adapter, 'BLUECAP_THIRDPARTY_MTU': str(mtu)})
-    results = re.findall(r'^[✔✘] Test "([^"]+)" (passed|failed)', r.out + '\n' + r.err, re.M)
+    results = re.findall(r'^[✔✘] Test "(.+)" (passed|failed) after', r.out + '\n' + r.err, re.M)
     if not ctx.tally.check(f'gatt-edge-{mtu}: the suite ran its {len(tests)} tests', len(results) == len(tests),
                            f'exit {r.rc}, {len(results)} test results', r.text()):
         return
@@ -270,6 +270,9 @@ async def gatt_edge(ctx: Context, mtu: int, tests: list[str]) -> None:
         ok = verdict == 'passed'
         ctx.tally.check(f'gatt-edge-{mtu}: {name}', ok, verdict, '' if ok or shown else r.text())
         shown = shown or not ok
+    # what the tests measured (their lines "thirdparty <what>: …"), for the step's log
+    for line in re.findall(r'^thirdparty [^:\n]+:.*$', r.out, re.M):
+        print(f'thirdparty: gatt-edge-{mtu}: {line[len("thirdparty "):]}', flush=True)
     print(f'thirdparty: gatt-edge-{mtu}: the peer answered {edge.silent_reads} silent reads, sent {edge.indicated} indications, {edge.flooded} flood notifications', flush=True)
 
 
