@@ -89,6 +89,13 @@ public struct BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether BlueZ says the device's link is gone: `NotConnected`, or `Failed` "Not connected",
+    /// what bluetoothd answers every GATT call once its ATT bearer is down (after an ATT
+    /// transaction timeout, while `Device1.Connected` may still read true for a while).
+    public var saysNotConnected: Bool {
+        kind == .notConnected || (kind == .failed && message.lowercased() == "not connected")
+    }
+
     /// `"<operation> on <path> failed: <kind>: <message>"`.
     public var description: String {
         var text = ""

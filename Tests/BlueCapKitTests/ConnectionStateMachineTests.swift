@@ -164,6 +164,27 @@ struct ConnectionStateMachineTests {
         row(terminated, .disconnectRequested(deviceConnected: true), terminated, []),
         row(terminated, .terminate(deviceConnected: true), terminated, []),
         row(terminated, .disconnectReplied(linkDown: true), terminated, []),
+        // A GATT call answered "Not connected": only a connected link ends (reported, taken down).
+        row(connected, .gattLinkGone, m(.idle, disconnects: 1, inFlight: 1),
+            [.disconnectLink, .failPending(serviceGone: false), .emit(.disconnect)]),
+        row(m(.connected, disconnects: 1), .gattLinkGone, m(.idle, disconnects: 2, inFlight: 1),
+            [.disconnectLink, .failPending(serviceGone: false), .emit(.giveUp)]),
+        // A Connect never goes out while a Disconnect of ours is unanswered (bluetoothd defers a
+        // connected device's Disconnect and answers Connect at once): the attempt waits for it.
+        row(m(.idle, inFlight: 1), .reconnectRequested(delay: .zero), m(.idle, inFlight: 1, reconnectPending: true), []),
+        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: false), m(.connecting(attempt: 4), attempt: 4),
+            [.startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: true), m(.connecting(attempt: 4), attempt: 4),
+            [.failPending(serviceGone: false), .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
+        row(m(.idle, inFlight: 2, reconnectPending: true), .disconnectReplied(linkDown: false), m(.idle, inFlight: 1, reconnectPending: true), []),
+        row(m(.idle, inFlight: 1), .connectRequested(other, deviceConnected: false), m(.idle, inFlight: 1, reconnectPending: true, policy: other),
+            [.openStream]),
+        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectRequested(deviceConnected: false), m(.idle, inFlight: 1), []),
+        row(unopened, .gattLinkGone, unopened, []),
+        row(idle, .gattLinkGone, idle, []),
+        row(connecting, .gattLinkGone, connecting, []),
+        row(disconnecting, .gattLinkGone, disconnecting, []),
+        row(terminated, .gattLinkGone, terminated, []),
     ]
 
     @Test("each transition of the table gives its new state and its actions, in order", arguments: table)
@@ -186,6 +207,7 @@ struct ConnectionStateMachineTests {
         case .disconnectReplied: "disconnectReplied"
         case .linkDown: "linkDown"
         case .deviceRemoved: "deviceRemoved"
+        case .gattLinkGone: "gattLinkGone"
         case .disconnectRequested: "disconnectRequested"
         case .terminate: "terminate"
         }
@@ -195,7 +217,7 @@ struct ConnectionStateMachineTests {
     func tableCoversEveryPair() {
         let phases: [Machine.Phase] = [.unopened, .idle, .connecting(attempt: 3), .connected, .disconnecting, .terminated]
         let kinds = ["connectRequested", "reconnectRequested", "attemptTimedOut", "connectReplied", "backoffElapsed",
-                     "linkUp", "disconnectReplied", "linkDown", "deviceRemoved", "disconnectRequested", "terminate"]
+                     "linkUp", "disconnectReplied", "linkDown", "deviceRemoved", "gattLinkGone", "disconnectRequested", "terminate"]
         let covered = Set(Self.table.map { "\($0.from.phase) \(Self.kind($0.event))" })
         for phase in phases {
             for kind in kinds { #expect(covered.contains("\(phase) \(kind)"), "no row for \(phase) + \(kind)") }
@@ -211,6 +233,8 @@ struct ConnectionStateMachineTests {
         for round in 1...3 {
             let attempt = machine.attempt
             for case .emit(let e) in machine.handle(.attemptTimedOut(attempt: attempt)) { emitted.append(e) }
+            // The timed-out attempt's Disconnect is answered (the next Connect waits for that).
+            _ = machine.handle(.disconnectReplied(linkDown: false))
             if round < 3 { _ = machine.handle(.reconnectRequested(delay: .zero)) }
         }
         #expect(emitted == [.timeout, .timeout, .giveUp])
@@ -233,20 +257,23 @@ struct ConnectionStateMachineTests {
         #expect(machine.handle(.connectReplied(attempt: attempt, .transient)) == [.cancelAttemptTimer, .reportConnectFailure])
         #expect(machine.phase == .idle)
     }
-    @Test("disconnect() during an attempt, then reconnect(): the cancelled attempt's link coming up and going down is not the new attempt's")
+    @Test("disconnect() during an attempt, then reconnect(): the new Connect waits for the Disconnect's answer, and the cancelled attempt's link is not the new attempt's")
     func cancelledAttemptsLinkIsNotTheNextOne() {
         var machine = Machine()
         _ = machine.handle(.connectRequested(Self.policy, deviceConnected: false))
         let cancelled = machine.attempt
         #expect(machine.handle(.disconnectRequested(deviceConnected: false)) == [.cancelAttemptTimer, .sendDisconnect, .emit(.forceDisconnect)])
-        _ = machine.handle(.reconnectRequested(delay: .zero))
-        let current = machine.attempt
-        #expect(current != cancelled && machine.disconnectsInFlight == 1 && !machine.deviceConnectedIsCurrent)
-        // BlueZ handles the calls in order: the cancelled attempt's Connect brings the link up
-        // (answered too), then our Disconnect takes it down, then the current Connect.
+        // No Connect while our Disconnect is unanswered (bluetoothd would answer it for the link
+        // the Disconnect is about to take down).
+        #expect(machine.handle(.reconnectRequested(delay: .zero)) == [])
+        #expect(machine.phase == .idle && machine.reconnectPending && machine.disconnectsInFlight == 1 && !machine.deviceConnectedIsCurrent)
+        // The cancelled attempt's Connect brings the link up (answered too): not ours.
         #expect(machine.handle(.connectReplied(attempt: cancelled, .ok)) == [])
         #expect(machine.handle(.linkUp) == [])
-        #expect(machine.handle(.disconnectReplied(linkDown: false)) == [])
+        // Our Disconnect is answered: now the new attempt goes out.
+        let current = cancelled + 2
+        #expect(machine.handle(.disconnectReplied(linkDown: false))
+                == [.startAttemptTimer(attempt: current, timeout: Self.t), .sendConnect(attempt: current, timeout: Self.t)])
         #expect(machine.handle(.linkDown(serviceGone: false)) == [.failPending(serviceGone: false)])
         #expect(machine.phase == .connecting(attempt: current) && machine.deviceConnectedIsCurrent)
         #expect(machine.handle(.linkUp) == [.cancelAttemptTimer, .emit(.connect), .resubscribe])

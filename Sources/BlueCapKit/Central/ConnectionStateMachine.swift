@@ -62,6 +62,9 @@ struct ConnectionStateMachine: Equatable {
         /// The link is down (`Connected` false, or our `Disconnect` answered); `serviceGone`
         /// when bluetoothd left the bus.
         case linkDown(serviceGone: Bool)
+        /// A GATT call was answered "Not connected": bluetoothd's ATT bearer is down (after an
+        /// ATT transaction timeout) while `Device1.Connected` may still read true for seconds.
+        case gattLinkGone
         /// The device object went away.
         case deviceRemoved(serviceGone: Bool)
         /// `disconnect()`.
@@ -122,8 +125,11 @@ struct ConnectionStateMachine: Equatable {
     /// before it (one that `disconnect()` cancelled), and that Disconnect is about to take it
     /// down. `Connected` true is then neither the current attempt's success nor a usable link.
     private(set) var disconnectsInFlight = 0
-    /// `reconnect()` was called while `disconnect()` was taking the link down: the attempt
-    /// starts once the link is down.
+    /// `reconnect()` (or `connect()`) was called while `disconnect()` was taking the link down,
+    /// or while a `Device1.Disconnect` of ours was unanswered: the attempt starts once the link
+    /// is down or that Disconnect answered. bluetoothd defers a connected device's Disconnect (2 s,
+    /// its DISCONNECT_TIMER) and answers a `Connect` meanwhile at once, as already connected: the
+    /// "new" connection would be the old link, which the Disconnect then takes down.
     private(set) var reconnectPending = false
 
     init() {}
@@ -180,10 +186,14 @@ struct ConnectionStateMachine: Equatable {
             }
             phase = .idle
             reconnectPending = false
+            if disconnectsInFlight > 0 {
+                reconnectPending = true
+                return [.openStream]
+            }
             return [.openStream] + startAttempt()
         case .reconnectRequested(let delay):
             if delay > .zero { return phase == .unopened ? [] : [.scheduleReconnect(delay: delay)] }
-            if phase == .disconnecting {
+            if phase == .disconnecting || (phase == .idle && disconnectsInFlight > 0) {
                 reconnectPending = true
                 return []
             }
@@ -215,9 +225,20 @@ struct ConnectionStateMachine: Equatable {
             return connected()
         case .disconnectReplied(let linkDown):
             disconnectsInFlight = max(0, disconnectsInFlight - 1)
-            return linkDown ? linkLost(serviceGone: false) : []
+            var actions = linkDown ? linkLost(serviceGone: false) : []
+            // An attempt asked for while this Disconnect was under way starts now.
+            if reconnectPending, disconnectsInFlight == 0, phase == .idle {
+                reconnectPending = false
+                actions += startAttempt()
+            }
+            return actions
         case .linkDown(let serviceGone):
             return linkLost(serviceGone: serviceGone)
+        case .gattLinkGone:
+            // The link is down as far as GATT goes: report it now and take bluetoothd's half-open
+            // link down (its Disconnect goes out before anything the app does on `.disconnect`).
+            guard phase == .connected else { return [] }
+            return [.disconnectLink] + linkLost(serviceGone: false)
         case .deviceRemoved(let serviceGone):
             guard case .connecting = phase else { return linkLost(serviceGone: serviceGone) }
             phase = .idle
@@ -226,7 +247,9 @@ struct ConnectionStateMachine: Equatable {
             switch phase {
             case .unopened, .idle:
                 // No link of ours, but BlueZ says the device is connected (connected before the
-                // stream, or by another client): `disconnect()` still brings the link down.
+                // stream, or by another client): `disconnect()` still brings the link down. An
+                // attempt waiting for a Disconnect's answer is called off.
+                reconnectPending = false
                 return deviceConnected ? [.disconnectLink] : []
             case .connecting:
                 phase = .idle

@@ -25,6 +25,10 @@ struct GattOperation<Value: Sendable>: Sendable {
     let timeout: Duration?
     let promise: Promise<Value>
     let finish: @Sendable () -> Void
+    /// Tells the queue that BlueZ answered the operation saying the link is gone (see
+    /// ``GattOperationQueue/whenLinkGone(_:)``): the queue lets the operation go (the link's end
+    /// fails the others, not this one) and tells the peripheral. Nothing when the operation is over.
+    let linkGone: @Sendable (PeripheralError) -> Void
 
     /// Completes the promise with `value` and ends the operation.
     func succeed(_ value: Value) {
@@ -39,8 +43,14 @@ struct GattOperation<Value: Sendable>: Sendable {
     }
 
     /// Fails the promise with BlueZ's answer to the operation's call, and ends the operation.
+    /// An answer saying the link is gone (``BlueZError/saysNotConnected``) first ends the
+    /// peripheral's connection (``GattOperationQueue/whenLinkGone(_:)``), then fails the promise
+    /// with `.notConnected`: its caller finds the peripheral disconnected already.
     func fail(_ error: BlueZError) {
-        fail(PeripheralError(error, operation: operation, path: path, timeout: timeout))
+        let failure = PeripheralError(error, operation: operation, path: path, timeout: timeout)
+        guard error.saysNotConnected else { return fail(failure) }
+        linkGone(failure)
+        fail(failure)
     }
 
     /// Fails the promise with an error of `kind`, and ends the operation.

@@ -25,6 +25,11 @@ import Timing
 /// can end an operation and leave its caller waiting. The deadline runs from
 /// the operation's start, not from when it was queued; the D-Bus call itself carries a longer
 /// timeout (``callTimeout(_:)``) as a backstop. The queue holds at most ``limit`` entries.
+///
+/// A running operation that BlueZ answers with "Not connected" reports the link gone to the
+/// handler set with ``whenLinkGone(_:)`` (the peripheral, which ends its connection): bluetoothd
+/// fails every GATT call so once its ATT bearer is down, while `Device1.Connected` may read true
+/// for seconds more.
 final class GattOperationQueue: Sendable {
     /// Starts an entry: `id` is its operation's id; `finish` ends it in the queue.
     private typealias Start = @Sendable (_ id: Int, _ finish: @escaping @Sendable () -> Void) -> Void
@@ -88,6 +93,8 @@ final class GattOperationQueue: Sendable {
     /// The most reads of the device in flight at once.
     let maxConcurrentReads: Int
     private let state = Locked(State())
+    /// Told when a running operation's answer says the link is gone (``whenLinkGone(_:)``).
+    private let linkGoneHandler = Locked<(@Sendable (PeripheralError) -> Void)?>(nil)
     /// Times the operations' deadlines (the manager's clock).
     let clock: any TimerClock
 
@@ -120,8 +127,9 @@ final class GattOperationQueue: Sendable {
             let id = s.nextID
             s.waiting.append(Entry(
                 id: id, operation: operation, path: path, access: access, timeout: timeout,
-                start: { id, finish in
-                    start(GattOperation(id: id, operation: operation, path: path, timeout: timeout, promise: promise, finish: finish))
+                start: { [weak self] id, finish in
+                    start(GattOperation(id: id, operation: operation, path: path, timeout: timeout, promise: promise, finish: finish,
+                                        linkGone: { [weak self] error in self?.linkGone(id, error) }))
                 },
                 fail: { error in
                     onFailure?(id)
@@ -175,6 +183,35 @@ final class GattOperationQueue: Sendable {
         entry.fail(PeripheralError(error, operation: entry.operation, path: entry.path, timeout: timeout))
         for e in next { run(e) }
     }
+
+    // MARK: - The link gone
+
+    /// Sets what runs when a running operation's answer says the link is gone (BlueZ's
+    /// "Not connected"): called once per such answer, outside the queue's lock, with the error
+    /// the operation failed with; not for an operation already over (its deadline passed, or
+    /// ``failAll(_:)`` ended it: its answer may be about a link that is gone already).
+    func whenLinkGone(_ handler: @escaping @Sendable (PeripheralError) -> Void) {
+        linkGoneHandler.withLock { $0 = handler }
+    }
+
+    /// The running operation `id` was answered "Not connected": it leaves the queue first (so
+    /// that the link's end, which fails every other operation, leaves its caller the error it was
+    /// answered), then the handler runs, then whatever may start now starts (nothing, when the
+    /// handler failed the queue).
+    private func linkGone(_ id: Int, _ error: PeripheralError) {
+        let deadline = state.withLock { s -> ClockTask?? in
+            guard let i = s.running.firstIndex(where: { $0.id == id }) else { return nil }
+            s.running.remove(at: i)
+            return .some(s.deadlines.removeValue(forKey: id))
+        }
+        guard let deadline else { return }
+        deadline?.cancel()
+        linkGoneHandler.withLock { $0 }?(error)
+        let maxShared = maxConcurrentReads
+        for e in state.withLock({ $0.startable(maxShared: maxShared) }) { run(e) }
+    }
+
+    // MARK: - Failing
 
     /// Fails the running and every waiting operation with `error(operation)`; the queue is empty after.
     func failAll(_ error: (String) -> PeripheralError) {

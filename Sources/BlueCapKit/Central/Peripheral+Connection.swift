@@ -19,7 +19,12 @@ extension Peripheral {
     /// Connects (`org.bluez.Device1.Connect`) and reports the link's life as ``ConnectionEvent``s:
     /// `.connect`; `.timeout` when `Connect` does not complete within `connectionTimeout` (the
     /// pending connection is cancelled with `Device1.Disconnect`; call ``reconnect(withDelay:)``);
-    /// `.disconnect` when the link drops (call ``reconnect(withDelay:)``); `.forceDisconnect` after
+    /// `.disconnect` when the link drops (call ``reconnect(withDelay:)``), or as soon as a GATT
+    /// call is answered "Not connected" (the operation fails with `.notConnected`): bluetoothd
+    /// answers so once its ATT bearer is gone, after a peer left a request unanswered for 30 s,
+    /// while `Device1.Connected` still reads true for seconds; the library then takes that
+    /// half-open link down itself (`Device1.Disconnect`), so a reconnection starts from a
+    /// clean state. `.forceDisconnect` after
     /// ``disconnect()``; `.giveUp` instead of `.timeout` once timeouts exceed `timeoutRetries`, or
     /// instead of `.disconnect` once disconnects exceed `disconnectRetries` (call ``terminate()``).
     ///
@@ -42,7 +47,10 @@ extension Peripheral {
     /// Does nothing unless a ``connect(timeoutRetries:disconnectRetries:connectionTimeout:capacity:)``
     /// stream exists and the peripheral is neither connected nor connecting. Called while
     /// ``disconnect()`` is still taking the link down, it connects once the link is down: the
-    /// stream yields `.forceDisconnect`, then `.connect`.
+    /// stream yields `.forceDisconnect`, then `.connect`. Likewise a `Device1.Disconnect` the
+    /// library sent (after a `.timeout`, or to take down a link GATT found gone) is answered
+    /// before `Connect` goes out: bluetoothd defers a connected device's Disconnect for 2 s and
+    /// meanwhile answers `Connect` at once, for the link about to go.
     public func reconnect(withDelay delay: Duration = .zero) {
         feed(.reconnectRequested(delay: delay))
     }

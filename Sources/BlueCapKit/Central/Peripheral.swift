@@ -135,6 +135,12 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         var initial = State(properties: props, lastRSSI: props.rssi)
         initial.objectPresent = tree.properties(at: path, interface: Device1.interface) != nil
         state = Locked(initial)
+        // A GATT call answered "Not connected" ends the connection at once (ConnectionStateMachine's
+        // `gattLinkGone`), not when `Device1.Connected` turns false seconds later.
+        operations.whenLinkGone { [weak self] error in
+            BlueZLog.debug("\(path.rawValue): \(error): the link is gone")
+            self?.feed(.gattLinkGone)
+        }
     }
 
     /// Starts following the device's objects (called once by the manager).

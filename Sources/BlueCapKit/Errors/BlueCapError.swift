@@ -56,9 +56,10 @@ public struct BlueCapError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// Wraps a BlueZ error, keeping its kind (so `InProgress` stays `.inProgress`,
     /// a call deadline `.timeout` with `timeout`, a departed bluetoothd
-    /// `.serviceUnavailable`) and naming our call; `path` defaults to BlueZ's.
+    /// `.serviceUnavailable`) and naming our call; `path` defaults to BlueZ's. bluetoothd's
+    /// `Failed` "Not connected" (its GATT calls' answer once the link is gone) is `.notConnected`.
     public init(_ error: BlueZError, operation: String, path: String? = nil, timeout: Duration? = nil) {
-        self.init(kind: error.kind, operation: operation, path: path ?? error.path, bluez: error,
+        self.init(kind: error.saysNotConnected ? .notConnected : error.kind, operation: operation, path: path ?? error.path, bluez: error,
                   timeout: error.kind == .timeout ? timeout : nil, message: error.message)
     }
 

@@ -107,6 +107,16 @@ final class DeviceState: @unchecked Sendable {
     var isCentralMirror = false
     /// Whether the current link is encrypted (with the bond's keys, or by a pairing on it).
     var isEncrypted = false
+    /// `Disconnect` calls waiting for ``SimulatorCore/disconnectDelay`` (answered when the link is down).
+    var pendingDisconnects: [(Result<Void, BlueZErrorReply>) -> Void] = []
+    var disconnectWork: ClockTask?
+    /// The ATT bearer (SimulatorCore+ATTTimeout): a request the peer left unanswered holds these
+    /// (it first, then the GATT calls made after it) until the ATT timeout, `attTimer`.
+    var attHeld: [(BlueZErrorReply) -> Void] = []
+    var attTimer: ClockTask?
+    /// The ATT bearer closed after its timeout while the link is still up: GATT calls fail
+    /// "Not connected" until the link drops (`attTimer` again, then the drop).
+    var attClosed = false
 
     init(adapter: Int, address: String) {
         self.adapter = adapter
@@ -115,4 +125,6 @@ final class DeviceState: @unchecked Sendable {
     }
 
     var connected: Bool { link == .connected || link == .disconnecting }
+    /// Whether GATT calls reach the peer: the link is up and its ATT bearer open.
+    var gattUp: Bool { link == .connected && !attClosed }
 }

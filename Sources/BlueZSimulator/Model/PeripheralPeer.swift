@@ -71,6 +71,14 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
 
     // MARK: ATT
 
+    /// Counts down ``SimulatedPeripheral/unansweredReads`` of the target's characteristic.
+    func leavesUnanswered(_ target: AttributeTarget) -> Bool {
+        guard case .characteristic(let vh) = target, let (_, c) = database.characteristic(valueHandle: vh),
+              let left = spec.unansweredReads[c.uuid], left > 0 else { return false }
+        spec.unansweredReads[c.uuid] = left - 1
+        return true
+    }
+
     private func request(_ target: AttributeTarget, offset: Int, central: CentralContext, type: String?) -> GattRequest? {
         switch target {
         case .characteristic(let vh):

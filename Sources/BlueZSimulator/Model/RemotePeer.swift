@@ -35,4 +35,11 @@ protocol RemotePeer: AnyObject, Sendable {
                _ done: @escaping (Result<Void, ATTError>) -> Void)
     func subscriptionChanged(valueHandle: UInt16, enabled: Bool, central: CentralContext)
     func connectionChanged(central: CentralContext, connected: Bool)
+    /// Whether the peer leaves this read unanswered (counting it: ``SimulatedPeripheral/unansweredReads``).
+    func leavesUnanswered(_ target: AttributeTarget) -> Bool
+}
+
+extension RemotePeer {
+    /// Answers every read.
+    func leavesUnanswered(_ target: AttributeTarget) -> Bool { false }
 }

@@ -66,6 +66,11 @@ public struct SimulatedPeripheral: Sendable {
     public var firmware = PeripheralFirmware()
     /// How it pairs (IO capability, refusal, silence).
     public var pairing = SimulatedPairing()
+    /// Characteristic UUID → how many of its next reads the peripheral never answers (a firmware
+    /// bug, a peer busy elsewhere). ATT allows one request at a time, so every later request of
+    /// the link waits behind it until bluetoothd's ATT transaction timeout
+    /// (``SimulatorCore/attTimeout``), which closes the bearer: see ``leavesReadsUnanswered(of:count:)``.
+    public var unansweredReads: [String: Int] = [:]
 
     /// A peripheral with `address` (trapping on a malformed one) and nothing else.
     public static func spec(address: String) -> SimulatedPeripheral {
@@ -118,6 +123,14 @@ public struct SimulatedPeripheral: Sendable {
     public func firmware(_ f: PeripheralFirmware) -> Self { with { $0.firmware = f } }
     /// How it pairs.
     public func pairing(_ p: SimulatedPairing) -> Self { with { $0.pairing = p } }
+    /// Leaves the next `count` reads of `characteristic` unanswered. As bluetoothd does with a
+    /// silent peer: the read and every GATT request after it wait; at the ATT transaction timeout
+    /// (``SimulatorCore/attTimeout``, 30 s) they fail, and the ATT bearer is closed: every GATT
+    /// call then fails with `Failed` "Not connected" while `Connected` stays true until the link
+    /// drops, ``SimulatorCore/linkDropAfterATTTimeout`` later (unless `Disconnect` comes first).
+    public func leavesReadsUnanswered(of characteristic: String, count: Int = 1) -> Self {
+        with { $0.unansweredReads[BluetoothUUID.literal(characteristic)] = count }
+    }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self

@@ -124,7 +124,16 @@ extension SimulatorCore {
             finishConnect(device, .failure(.failed("br-connection-canceled")))
             done(.success(()))
         case .connected:
-            linkLost(device, reason: nil) { done(.success(())) }
+            guard disconnectDelay > .zero else { return linkLost(device, reason: nil) { done(.success(())) } }
+            // bluetoothd's DISCONNECT_TIMER: the link stays up (a Connect meanwhile is answered
+            // at once, as already connected) until the delay ends or the link drops first.
+            device.pendingDisconnects.append(done)
+            guard device.disconnectWork == nil else { return }
+            device.disconnectWork = clock.schedule(after: disconnectDelay) { [weak self, weak device] in
+                guard let self, let device else { return }
+                device.disconnectWork = nil
+                self.linkLost(device, reason: nil)
+            }
         }
     }
 
@@ -141,8 +150,15 @@ extension SimulatorCore {
         guard device.link == .connected else { return unresolved() }
         device.isEncrypted = false
         device.link = .disconnecting
+        attLinkEnded(device)
         if device.servicesResolved { setServicesResolved(device, false) }
         unresolved()
+        // Disconnects that waited for the delay (or for this drop) are answered with the link down.
+        device.disconnectWork?.cancel()
+        device.disconnectWork = nil
+        let waiting = device.pendingDisconnects
+        device.pendingDisconnects = []
+        for reply in waiting { reply(.success(())) }
         let peer = device.peer
         let ctx = central(for: device)
         for handle in device.notifySessions.keys.sorted() where !(device.notifySessions[handle]?.isEmpty ?? true) {

@@ -19,7 +19,7 @@ extension SimulatorCore {
 
     private func resolve(_ path: String) throws(BlueZErrorReply) -> (DeviceState, GattObjectKind, RemotePeer) {
         guard let (device, kind) = gatt.object(at: path) else { throw .doesNotExist }
-        guard device.link == .connected, let peer = device.peer else { throw .failed("Not connected") }
+        guard device.gattUp, let peer = device.peer else { throw .failed("Not connected") }
         return (device, kind, peer)
     }
 
@@ -32,6 +32,7 @@ extension SimulatorCore {
     public func readValue(path: String, options: ValueOptions, _ done: @escaping (Result<[UInt8], BlueZErrorReply>) -> Void) {
         let device: DeviceState, kind: GattObjectKind, peer: RemotePeer
         do { (device, kind, peer) = try resolve(path) } catch { return done(.failure(error)) }
+        if attHolds(device, { done(.failure($0)) }) { return }
         let target: AttributeTarget
         let interface: String
         switch kind {
@@ -41,6 +42,7 @@ extension SimulatorCore {
         }
         securing(device, flags: flags(peer, target), write: false, { done(.failure($0)) }) { [weak self] in
             guard let self else { return }
+            if peer.leavesUnanswered(target) { return self.holdUnanswered(device) { done(.failure($0)) } }
             peer.read(target, offset: Int(options.offset), central: self.central(for: device)) { [weak self] result in
                 switch result {
                 case .success(let bytes):
@@ -67,6 +69,7 @@ extension SimulatorCore {
     public func writeValue(path: String, value: [UInt8], options: ValueOptions, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         let device: DeviceState, kind: GattObjectKind, peer: RemotePeer
         do { (device, kind, peer) = try resolve(path) } catch { return done(.failure(error)) }
+        if attHolds(device, { done(.failure($0)) }) { return }
         let target: AttributeTarget
         switch kind {
         case .service: return writeUnsecured(path: path, value: value, options: options, done)
@@ -120,6 +123,7 @@ extension SimulatorCore {
     public func startNotify(path: String, sender: String) throws(BlueZErrorReply) {
         guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
         guard device.link == .connected else { throw .notConnected }
+        guard device.gattUp else { throw .failed("Not connected") }
         if device.acquiredNotify[vh] != nil { throw .notPermitted("Notify acquired") }
         guard let c = characteristic(device, vh), c.canNotify else { throw .notSupported }
         var senders = device.notifySessions[vh] ?? []
@@ -161,7 +165,7 @@ extension SimulatorCore {
     /// owns and must close it after replying) and the MTU. Each notification is one datagram.
     public func acquireNotify(path: String, sender: String) throws(BlueZErrorReply) -> (fd: Int32, mtu: UInt16) {
         guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
-        guard device.link == .connected else { throw .failed("Not connected") }
+        guard device.gattUp else { throw .failed("Not connected") }
         if device.acquiredNotify[vh] != nil { throw .notPermitted("Notify acquired") }
         if !(device.notifySessions[vh]?.isEmpty ?? true) { throw .inProgress }
         guard let c = characteristic(device, vh), c.canNotify else { throw .notSupported }
@@ -178,7 +182,7 @@ extension SimulatorCore {
     /// `AcquireWrite(a{sv})`: each datagram the client sends is a Write Without Response.
     public func acquireWrite(path: String, sender: String) throws(BlueZErrorReply) -> (fd: Int32, mtu: UInt16) {
         guard let (device, kind) = gatt.object(at: path), case .characteristic(let vh) = kind else { throw .doesNotExist }
-        guard device.link == .connected, let peer = device.peer else { throw .failed("Not connected") }
+        guard device.gattUp, let peer = device.peer else { throw .failed("Not connected") }
         if device.acquiredWrite[vh] != nil { throw .notPermitted("Write acquired") }
         guard let c = characteristic(device, vh), c.has(.writeWithoutResponse) else { throw .notSupported }
         let ctx = central(for: device)

@@ -7,7 +7,8 @@
 // ServicesResolved, Device1 settings), +Pairing (agents, Pair, CancelPairing), GattPublisher (a
 // connected device's GATT objects and their index), +GattClient (read, write, notify, acquire on
 // remote objects), +LocalRegistrations (applications and advertisements of the peripheral role),
-// +World (simulated peripherals and the radio faults), +Monitors (advertisement monitors).
+// +World (simulated peripherals and the radio faults), +Monitors (advertisement monitors),
+// +ATTTimeout (a request the peer leaves unanswered, the bearer closed after the ATT timeout).
 
 import Dispatch
 import Timing
@@ -87,6 +88,17 @@ public final class SimulatorCore: @unchecked Sendable {
     /// Agents and pairings in progress (SimulatorCore+Pairing).
     var pairing = PairingRegistry()
     var pairingTimeoutValue: Duration = .seconds(30)
+    /// How long `Device1.Disconnect` of a connected device waits before the link goes down
+    /// (bluetoothd's DISCONNECT_TIMER, 2 s; zero here by default, so tests need not wait). A
+    /// `Connect` meanwhile is answered at once (already connected); a drop ends the wait.
+    public var disconnectDelay: Duration = .zero
+    /// bluetoothd's ATT transaction timeout (30 s): how long a request the peer leaves unanswered
+    /// (``SimulatedPeripheral/leavesReadsUnanswered(of:count:)``) holds the link's GATT requests
+    /// before the bearer closes (SimulatorCore+ATTTimeout).
+    public var attTimeout: Duration = .seconds(30)
+    /// How long the link stays up (`Connected` true, every GATT call "Not connected") after the
+    /// ATT timeout closed the bearer, before it drops: about 2 s with bluetoothd 5.66.
+    public var linkDropAfterATTTimeout: Duration = .seconds(2)
 
     typealias GattObjectKind = GattPublisher.ObjectKind
 

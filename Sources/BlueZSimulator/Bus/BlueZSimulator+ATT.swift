@@ -1,0 +1,28 @@
+// BlueZSimulator+ATT: the ATT bearer's and Disconnect's timing of the simulated bluetoothd.
+
+extension BlueZSimulator {
+    /// bluetoothd's ATT transaction timeout (default 30 s): how long a read the peripheral leaves
+    /// unanswered (``SimulatedPeripheral/leavesReadsUnanswered(of:count:)``) holds the link's GATT
+    /// requests before they fail and the bearer closes: every GATT call then fails with
+    /// `org.bluez.Error.Failed` "Not connected" while `Device1.Connected` stays true for
+    /// ``linkDropAfterATTTimeout``, then the link drops. Set it shorter in tests.
+    public var attTimeout: Duration {
+        get { sync { $0.attTimeout } }
+        set { sync { $0.attTimeout = newValue } }
+    }
+
+    /// How long the link stays up after the ATT timeout closed its bearer (default 2 s, as
+    /// bluetoothd 5.66 was seen to) unless a `Device1.Disconnect` takes it down first.
+    public var linkDropAfterATTTimeout: Duration {
+        get { sync { $0.linkDropAfterATTTimeout } }
+        set { sync { $0.linkDropAfterATTTimeout = newValue } }
+    }
+
+    /// How long `Device1.Disconnect` of a connected device takes to bring the link down
+    /// (bluetoothd waits 2 s, its DISCONNECT_TIMER; default zero). Meanwhile the link is up and a
+    /// `Device1.Connect` is answered at once, as already connected.
+    public var disconnectDelay: Duration {
+        get { sync { $0.disconnectDelay } }
+        set { sync { $0.disconnectDelay = newValue } }
+    }
+}
