@@ -59,6 +59,12 @@ struct EndedRegistrationStateTests {
             _ = try await rig.peripheralManager.whenStateChanges().withFilter { $0 != .poweredOn }.first()
                 .timeout(after: .seconds(5)).value
         }
+        // The subscription ends with them: with the acquired socket, when its end of file is
+        // handled (on the sockets' queue, which a slow run, TSan's, may reach after the state).
+        if characteristic.isNotifying {
+            let ended = try await subscriptions.wait(for: 2, timeout: .seconds(5))
+            #expect(ended.last == .unsubscribed, "\(ended)")
+        }
         #expect(!characteristic.isNotifying, "no central can be subscribed through a bluetoothd or adapter that is gone")
     }
 }
