@@ -15,9 +15,11 @@ struct ConnectionStateMachineTests {
 
     /// A machine in `phase` with `policy` and the given counters.
     static func m(_ phase: Machine.Phase, attempt: Int = 3, timeouts: Int = 0, disconnects: Int = 0, retries: Int = 0,
-                  forced: Bool = false, inFlight: Int = 0, reconnectPending: Bool = false, policy: Machine.Policy = policy) -> Machine {
+                  forced: Bool = false, inFlight: Int = 0, reconnectPending: Bool = false, pending: Bool = false,
+                  policy: Machine.Policy = policy) -> Machine {
         Machine(phase: phase, policy: policy, attempt: attempt, timeouts: timeouts, disconnects: disconnects,
-                transientRetries: retries, forced: forced, disconnectsInFlight: inFlight, reconnectPending: reconnectPending)
+                transientRetries: retries, forced: forced, disconnectsInFlight: inFlight, reconnectPending: reconnectPending,
+                connectPending: pending)
     }
 
     struct Row: CustomTestStringConvertible, Sendable {
@@ -34,7 +36,10 @@ struct ConnectionStateMachineTests {
 
     static let unopened = m(.unopened, attempt: 0)
     static let idle = m(.idle)
-    static let connecting = m(.connecting(attempt: 3))
+    /// Attempt 3's `Device1.Connect` unanswered.
+    static let connecting = m(.connecting(attempt: 3), pending: true)
+    /// Attempt 3 waiting out the backoff after a transient `Connect` error (no call pending).
+    static let backingOff = m(.connecting(attempt: 3), retries: 1)
     static let connected = m(.connected)
     static let disconnecting = m(.disconnecting, forced: true)
     static let terminated = m(.terminated)
@@ -43,7 +48,7 @@ struct ConnectionStateMachineTests {
 
     static let table: [Row] = [
         // No connect() stream yet.
-        row(unopened, .connectRequested(other, deviceConnected: false), m(.connecting(attempt: 1), attempt: 1, policy: other),
+        row(unopened, .connectRequested(other, deviceConnected: false), m(.connecting(attempt: 1), attempt: 1, pending: true, policy: other),
             [.openStream, .startAttemptTimer(attempt: 1, timeout: .seconds(7)), .sendConnect(attempt: 1, timeout: .seconds(7))]),
         row(unopened, .connectRequested(policy, deviceConnected: true), m(.connected, attempt: 0), [.openStream, .emit(.connect)]),
         row(unopened, .reconnectRequested(delay: .zero), unopened, []),
@@ -61,10 +66,10 @@ struct ConnectionStateMachineTests {
         row(unopened, .terminate(deviceConnected: true), m(.terminated, attempt: 0), [.tearDown(disconnect: true)]),
 
         // Idle: a new connect() resets the counters; attempts go on numbering.
-        row(m(.idle, timeouts: 1, disconnects: 1), .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+        row(m(.idle, timeouts: 1, disconnects: 1), .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(idle, .connectRequested(policy, deviceConnected: true), connected, [.openStream, .emit(.connect)]),
-        row(m(.idle, timeouts: 1, retries: 2), .reconnectRequested(delay: .zero), m(.connecting(attempt: 4), attempt: 4, timeouts: 1),
+        row(m(.idle, timeouts: 1, retries: 2), .reconnectRequested(delay: .zero), m(.connecting(attempt: 4), attempt: 4, timeouts: 1, pending: true),
             [.startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(idle, .reconnectRequested(delay: .milliseconds(500)), idle, [.scheduleReconnect(delay: .milliseconds(500))]),
         row(idle, .attemptTimedOut(attempt: 3), idle, []),
@@ -80,31 +85,36 @@ struct ConnectionStateMachineTests {
         row(idle, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
 
         // Connecting (attempt 3): every way out cancels the attempt's timer first.
-        row(connecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+        row(connecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.cancelAttemptTimer, .openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(connecting, .connectRequested(policy, deviceConnected: true), connected, [.cancelAttemptTimer, .openStream, .emit(.connect)]),
         row(connecting, .reconnectRequested(delay: .zero), connecting, []),
         row(connecting, .reconnectRequested(delay: .seconds(1)), connecting, [.scheduleReconnect(delay: .seconds(1))]),
         row(connecting, .attemptTimedOut(attempt: 3), m(.idle, timeouts: 1, inFlight: 1), [.cancelAttemptTimer, .sendDisconnect, .emit(.timeout)]),
-        row(m(.connecting(attempt: 3), timeouts: 1), .attemptTimedOut(attempt: 3), m(.idle, timeouts: 2, inFlight: 1),
+        row(m(.connecting(attempt: 3), timeouts: 1, pending: true), .attemptTimedOut(attempt: 3), m(.idle, timeouts: 2, inFlight: 1),
             [.cancelAttemptTimer, .sendDisconnect, .emit(.giveUp)]),
         row(connecting, .attemptTimedOut(attempt: 2), connecting, []),
         row(connecting, .connectReplied(attempt: 3, .ok), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
         row(connecting, .connectReplied(attempt: 2, .ok), connecting, []),
         row(connecting, .connectReplied(attempt: 3, .transient), m(.connecting(attempt: 3), retries: 1),
             [.scheduleBackoff(attempt: 3, delay: .milliseconds(100))]),
-        row(m(.connecting(attempt: 3), retries: 3), .connectReplied(attempt: 3, .transient), m(.connecting(attempt: 3), retries: 4),
+        row(m(.connecting(attempt: 3), retries: 3, pending: true), .connectReplied(attempt: 3, .transient), m(.connecting(attempt: 3), retries: 4),
             [.scheduleBackoff(attempt: 3, delay: .milliseconds(800))]),
-        row(m(.connecting(attempt: 3), retries: 4), .connectReplied(attempt: 3, .transient), m(.idle, retries: 4),
+        row(m(.connecting(attempt: 3), retries: 4, pending: true), .connectReplied(attempt: 3, .transient), m(.idle, retries: 4),
             [.cancelAttemptTimer, .reportConnectFailure]),
         row(connecting, .connectReplied(attempt: 3, .failed), idle, [.cancelAttemptTimer, .reportConnectFailure]),
-        row(connecting, .backoffElapsed(attempt: 3, deviceConnected: false), connecting, [.sendConnect(attempt: 3, timeout: t)]),
-        row(connecting, .backoffElapsed(attempt: 3, deviceConnected: true), connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
-        row(connecting, .backoffElapsed(attempt: 2, deviceConnected: false), connecting, []),
-        row(connecting, .linkUp, connected, [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        row(backingOff, .backoffElapsed(attempt: 3, deviceConnected: false), m(.connecting(attempt: 3), retries: 1, pending: true),
+            [.sendConnect(attempt: 3, timeout: t)]),
+        row(backingOff, .backoffElapsed(attempt: 3, deviceConnected: true), m(.connected, retries: 1), [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
+        row(backingOff, .backoffElapsed(attempt: 2, deviceConnected: false), backingOff, []),
+        // Connected=true before the Connect's answer: bluetoothd sets it on the kernel's
+        // connection event, before the ATT channel (and SMP) are ready; the answer decides.
+        row(connecting, .linkUp, connecting, []),
+        // Between a transient error's retries, the link coming up is the attempt's success.
+        row(backingOff, .linkUp, m(.connected, retries: 1), [.cancelAttemptTimer, .emit(.connect), .resubscribe]),
         // A link that comes up while a Disconnect of ours is pending is a cancelled attempt's.
         row(m(.connecting(attempt: 3), inFlight: 2), .linkUp, m(.connecting(attempt: 3), inFlight: 2), []),
-        row(m(.connecting(attempt: 3), inFlight: 1), .disconnectReplied(linkDown: false), connecting, []),
+        row(m(.connecting(attempt: 3), inFlight: 1, pending: true), .disconnectReplied(linkDown: false), connecting, []),
         row(connecting, .linkDown(serviceGone: false), connecting, [.failPending(serviceGone: false)]),
         row(connecting, .deviceRemoved(serviceGone: true), idle,
             [.cancelAttemptTimer, .failAttempt(serviceGone: true), .failPending(serviceGone: true)]),
@@ -114,7 +124,7 @@ struct ConnectionStateMachineTests {
 
         // Connected: drops count against disconnectRetries (BlueCap counting).
         row(m(.connected, timeouts: 1, disconnects: 1), .connectRequested(policy, deviceConnected: true), connected, [.openStream, .emit(.connect)]),
-        row(connected, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+        row(connected, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(connected, .reconnectRequested(delay: .zero), connected, []),
         row(connected, .reconnectRequested(delay: .seconds(1)), connected, [.scheduleReconnect(delay: .seconds(1))]),
@@ -131,11 +141,11 @@ struct ConnectionStateMachineTests {
         row(connected, .terminate(deviceConnected: true), terminated, [.tearDown(disconnect: true)]),
 
         // Disconnecting (after disconnect()): the drop is .forceDisconnect and does not count.
-        row(disconnecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4),
+        row(disconnecting, .connectRequested(policy, deviceConnected: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.openStream, .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         // reconnect() while the link goes down: the attempt starts once it is down.
         row(disconnecting, .reconnectRequested(delay: .zero), m(.disconnecting, forced: true, reconnectPending: true), []),
-        row(m(.disconnecting, forced: true, reconnectPending: true), .linkDown(serviceGone: false), m(.connecting(attempt: 4), attempt: 4),
+        row(m(.disconnecting, forced: true, reconnectPending: true), .linkDown(serviceGone: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.failPending(serviceGone: false), .emit(.forceDisconnect), .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(m(.disconnecting, forced: true, reconnectPending: true), .linkDown(serviceGone: true), idle,
             [.failPending(serviceGone: true), .emit(.forceDisconnect)]),
@@ -172,9 +182,9 @@ struct ConnectionStateMachineTests {
         // A Connect never goes out while a Disconnect of ours is unanswered (bluetoothd defers a
         // connected device's Disconnect and answers Connect at once): the attempt waits for it.
         row(m(.idle, inFlight: 1), .reconnectRequested(delay: .zero), m(.idle, inFlight: 1, reconnectPending: true), []),
-        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: false), m(.connecting(attempt: 4), attempt: 4),
+        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: false), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
-        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: true), m(.connecting(attempt: 4), attempt: 4),
+        row(m(.idle, inFlight: 1, reconnectPending: true), .disconnectReplied(linkDown: true), m(.connecting(attempt: 4), attempt: 4, pending: true),
             [.failPending(serviceGone: false), .startAttemptTimer(attempt: 4, timeout: t), .sendConnect(attempt: 4, timeout: t)]),
         row(m(.idle, inFlight: 2, reconnectPending: true), .disconnectReplied(linkDown: false), m(.idle, inFlight: 1, reconnectPending: true), []),
         row(m(.idle, inFlight: 1), .connectRequested(other, deviceConnected: false), m(.idle, inFlight: 1, reconnectPending: true, policy: other),
@@ -276,6 +286,8 @@ struct ConnectionStateMachineTests {
                 == [.startAttemptTimer(attempt: current, timeout: Self.t), .sendConnect(attempt: current, timeout: Self.t)])
         #expect(machine.handle(.linkDown(serviceGone: false)) == [.failPending(serviceGone: false)])
         #expect(machine.phase == .connecting(attempt: current) && machine.deviceConnectedIsCurrent)
-        #expect(machine.handle(.linkUp) == [.cancelAttemptTimer, .emit(.connect), .resubscribe])
+        // The new attempt's link: up once its Connect is answered.
+        #expect(machine.handle(.linkUp) == [])
+        #expect(machine.handle(.connectReplied(attempt: current, .ok)) == [.cancelAttemptTimer, .emit(.connect), .resubscribe])
     }
 }

@@ -131,12 +131,20 @@ struct ConnectionStateMachine: Equatable {
     /// its DISCONNECT_TIMER) and answers a `Connect` meanwhile at once, as already connected: the
     /// "new" connection would be the old link, which the Disconnect then takes down.
     private(set) var reconnectPending = false
+    /// The current attempt's `Device1.Connect` is unanswered. `Connected` turning true meanwhile
+    /// is not yet a usable link: bluetoothd sets it on the kernel's connection event, before the
+    /// ATT channel is up and while the kernel still reads the peer's features, and answers
+    /// `Connect` once the ATT channel is connected. A `Pair` sent in between is refused
+    /// ("InProgress") or never answered (the kernel: "security requested but not available"), so
+    /// the answer decides when the link is reported up.
+    private(set) var connectPending = false
 
     init() {}
 
     /// A machine in a given state (for tests).
     init(phase: Phase, policy: Policy, attempt: Int = 0, timeouts: Int = 0, disconnects: Int = 0,
-         transientRetries: Int = 0, forced: Bool = false, disconnectsInFlight: Int = 0, reconnectPending: Bool = false) {
+         transientRetries: Int = 0, forced: Bool = false, disconnectsInFlight: Int = 0, reconnectPending: Bool = false,
+         connectPending: Bool = false) {
         self.phase = phase
         self.policy = policy
         self.attempt = attempt
@@ -146,6 +154,7 @@ struct ConnectionStateMachine: Equatable {
         self.forced = forced
         self.disconnectsInFlight = disconnectsInFlight
         self.reconnectPending = reconnectPending
+        self.connectPending = connectPending
     }
 
     /// Whether the link is up as far as the connection's events go.
@@ -163,6 +172,11 @@ struct ConnectionStateMachine: Equatable {
         let before = phase
         var actions = transition(event)
         disconnectsInFlight += actions.count { $0 == .sendDisconnect || $0 == .disconnectLink }
+        if actions.contains(where: { if case .sendConnect = $0 { true } else { false } }) {
+            connectPending = true
+        } else if case .connecting = phase {} else {
+            connectPending = false
+        }
         if case .connecting(let a) = before, phase != .connecting(attempt: a), !actions.contains(.cancelAttemptTimer) {
             actions.insert(.cancelAttemptTimer, at: 0)
         }
@@ -205,6 +219,7 @@ struct ConnectionStateMachine: Equatable {
             return [.sendDisconnect, .emit(timeouts > policy.timeoutRetries ? .giveUp : .timeout)]
         case .connectReplied(let a, let reply):
             guard phase == .connecting(attempt: a) else { return [] }
+            connectPending = false
             switch reply {
             case .ok:
                 return connected()
@@ -219,9 +234,11 @@ struct ConnectionStateMachine: Equatable {
             guard phase == .connecting(attempt: a) else { return [] }
             return deviceConnected ? connected() : [.sendConnect(attempt: a, timeout: policy.connectionTimeout)]
         case .linkUp:
-            // With a Disconnect of ours pending, the link is a cancelled attempt's: the current
-            // attempt's Connect reply decides.
-            guard case .connecting = phase, disconnectsInFlight == 0 else { return [] }
+            // With a Disconnect of ours pending, the link is a cancelled attempt's; with the
+            // attempt's Connect pending, the link is not ready yet (see `connectPending`): the
+            // current attempt's Connect reply decides. Between a transient error's retries the
+            // link coming up is the attempt's success.
+            guard case .connecting = phase, disconnectsInFlight == 0, !connectPending else { return [] }
             return connected()
         case .disconnectReplied(let linkDown):
             disconnectsInFlight = max(0, disconnectsInFlight - 1)

@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Foundation
 import Futures
+import Synchronization
 
 extension Peripheral {
     // MARK: - Bond state
@@ -48,8 +49,11 @@ extension Peripheral {
 
     /// Pairs with the device: calls `org.bluez.Device1.Pair` (bluetoothd connects first if
     /// needed). The ``PairingAgent`` registered for this manager answers the local side's
-    /// requests (without one, bluetoothd pairs with Just Works when it can). Succeeds at once when
-    /// the device is already paired.
+    /// requests. Register one first, even for Just Works: with LE Secure Connections the kernel
+    /// asks bluetoothd to confirm a Just Works pairing, which it grants itself for a `Pair` in
+    /// progress only when the caller has an agent; without one (and no default agent) it refuses,
+    /// and the pairing fails with `.authenticationFailed` (bluetoothd 5.66 and 5.82, seen against
+    /// a Bumble peer). Succeeds at once when the device is already paired.
     ///
     /// Fails with a ``BlueCapError`` whose kind is BlueZ's reason:
     /// `.authenticationRejected` (our agent said no: bluetoothd reports that as
@@ -58,11 +62,57 @@ extension Peripheral {
     /// ``cancelPairing()`` gave up), `.authenticationFailed` (the remote side refused, or the
     /// keys did not match), `.authenticationTimeout`, `.connectionAttemptFailed`, `.alreadyExists`
     /// (paired meanwhile), `.inProgress`; `.timeout` after `timeout`.
+    ///
+    /// May be called at any time, right after `.connect` too: while the link is up and bluetoothd
+    /// is still discovering its services (``servicesResolved`` false), `Pair` waits for that
+    /// discovery to end. bluetoothd answers a `Pair` of a connected device through a discovery
+    /// request of its own, which it refuses while the connection's discovery runs, and then never
+    /// answers the `Pair` (the pairing completes; the caller would wait out its timeout).
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
+        // Connected: by bluetoothd's signal, or by our Connect's answer (which comes before it).
+        let resolving = state.withLock { ($0.connection.isConnected || $0.properties.connected == true) && $0.properties.servicesResolved != true }
+        guard resolving else { return sendPair(timeout: timeout) }
+        let promise = Promise<Void>()
+        let started = clock.now, clock = self.clock, identifier = self.identifier, context = self.context
+        let sent = Atomic<Bool>(false)
+        let send: @Sendable () -> Void = { [weak self] in
+            guard !sent.exchange(true, ordering: .relaxed) else { return }
+            guard let self else {
+                return context.execute { promise.failure(PeripheralError(kind: .terminated, operation: Self.pairOperation, path: identifier)) }
+            }
+            let left = timeout - (clock.now - started)
+            self.sendPair(timeout: max(left, .milliseconds(1))).onComplete(context: .immediate) { promise.complete($0) }
+        }
+        wait(timeout: timeout, check: { [weak self] in
+            guard let self else { return true }
+            let ready = self.state.withLock { !($0.connection.isConnected || $0.properties.connected == true) || $0.properties.servicesResolved == true }
+            if ready { send() }
+            return ready
+        }, fail: { error in
+            // The link dropped meanwhile: bluetoothd connects again for the Pair. Otherwise
+            // (terminated, bluetoothd gone) the pairing cannot happen.
+            if error.kind == .disconnected {
+                send()
+            } else {
+                let failure = PeripheralError(kind: error.kind, operation: Self.pairOperation, path: identifier, message: error.message)
+                context.execute { promise.failure(failure) }
+            }
+        }, onTimeout: {
+            let failure = PeripheralError(kind: .timeout, operation: Self.pairOperation, path: identifier, timeout: timeout,
+                                          message: "bluetoothd's service discovery of the connected device did not end (ServicesResolved stayed false); it answers a Pair only after it")
+            context.execute { promise.failure(failure) }
+        })
+        return promise.future
+    }
+
+    private static let pairOperation = "Peripheral.pair (org.bluez.Device1.Pair)"
+
+    /// Calls `org.bluez.Device1.Pair`, mapping our agent's refusals.
+    private func sendPair(timeout: Duration) -> Future<Void> {
         let started = clock.now
         let identifier = self.identifier, refusals = session.agentRefusals
-        return call("Peripheral.pair (org.bluez.Device1.Pair)", timeout: timeout) { device throws(BlueZError) in
+        return call(Self.pairOperation, timeout: timeout) { device throws(BlueZError) in
             do throws(BlueZError) {
                 try await device.pair(timeout: timeout)
             } catch {

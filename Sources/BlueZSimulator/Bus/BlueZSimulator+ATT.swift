@@ -25,4 +25,14 @@ extension BlueZSimulator {
         get { sync { $0.disconnectDelay } }
         set { sync { $0.disconnectDelay = newValue } }
     }
+
+    /// How long after the link comes up the ATT channel is (default zero: at once). Otherwise
+    /// `Device1.Connected` = true goes out first and `Device1.Connect` is answered once the
+    /// channel is up, as bluetoothd on Linux 6.x with a controller whose LE features the kernel
+    /// reads first (RootCanal, real controllers); a `Device1.Pair` or a second `Connect` in that
+    /// window fails `org.bluez.Error.InProgress`, as bluetoothd 5.82 answers.
+    public var attChannelDelay: Duration {
+        get { sync { $0.attChannelDelay } }
+        set { sync { $0.attChannelDelay = newValue } }
+    }
 }

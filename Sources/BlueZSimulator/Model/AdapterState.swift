@@ -117,6 +117,9 @@ final class DeviceState: @unchecked Sendable {
     /// The ATT bearer closed after its timeout while the link is still up: GATT calls fail
     /// "Not connected" until the link drops (`attTimer` again, then the drop).
     var attClosed = false
+    /// Connected, the ATT channel not up yet (``SimulatorCore/attChannelDelay``): the Connect is
+    /// unanswered.
+    var attChannelPending = false
 
     init(adapter: Int, address: String) {
         self.adapter = adapter

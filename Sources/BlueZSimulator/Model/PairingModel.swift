@@ -161,6 +161,9 @@ final class PairingAttempt: @unchecked Sendable {
     /// Agents with a call outstanding (Cancel goes to them when the attempt ends early).
     var waitingOn: [PairingRegistry.Agent] = []
     var timeout: ClockTask?
+    /// Pair was called on a connected device: its success is never answered if it comes while
+    /// the connection's service discovery runs (`ServicesResolved` false), as with bluetoothd.
+    var answerLostWhileResolving = false
 
     init(device: String, finish: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         self.device = device

@@ -28,6 +28,7 @@ extension SimulatorCore {
         guard let device = device(at: path), let a = adapters[device.adapter] else { return done(.failure(.doesNotExist)) }
         guard a.powered else { return done(.failure(.notReady)) }
         switch device.link {
+        case .connected where device.attChannelPending: return done(.failure(.inProgress))
         case .connected: return done(.success(()))
         case .connecting, .disconnecting: return done(.failure(.inProgress))
         case .disconnected: break
@@ -81,6 +82,20 @@ extension SimulatorCore {
 
     private func linkUp(_ device: DeviceState, peer: RemotePeer) {
         device.link = .connected
+        guard attChannelDelay > .zero else { return attChannelUp(device, peer: peer) }
+        // Connected at the controller's event; the Connect waits for the ATT channel.
+        device.attChannelPending = true
+        store.set(device.path, "org.bluez.Device1", "Connected", .bool(true))
+        device.connectWork = clock.schedule(after: attChannelDelay) { [weak self, weak device] in
+            guard let self, let device, device.link == .connected, device.attChannelPending else { return }
+            device.attChannelPending = false
+            self.attChannelUp(device, peer: peer)
+        }
+    }
+
+    /// The ATT channel is up: the Connect answered, the peer told, the services published after
+    /// the discovery delay.
+    private func attChannelUp(_ device: DeviceState, peer: RemotePeer) {
         finishConnect(device, .success(()))
         if connectedSignalWithheld {
             store.setSilently(device.path, "org.bluez.Device1", "Connected", .bool(true))
@@ -148,6 +163,14 @@ extension SimulatorCore {
             return unresolved()
         }
         guard device.link == .connected else { return unresolved() }
+        if device.attChannelPending {
+            // Down before the ATT channel came up: the Connect fails, the peer never saw the link.
+            device.attChannelPending = false
+            device.link = .disconnected
+            finishConnect(device, .failure(reason ?? .failed("le-connection-abort-by-local")))
+            store.set(device.path, "org.bluez.Device1", "Connected", .bool(false))
+            return unresolved()
+        }
         device.isEncrypted = false
         device.link = .disconnecting
         attLinkEnded(device)

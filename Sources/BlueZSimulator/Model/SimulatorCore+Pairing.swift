@@ -56,12 +56,20 @@ extension SimulatorCore {
     /// `AuthenticationTimeout`, `AuthenticationCanceled` (CancelPairing, link lost).
     public func pair(device path: String, sender: String, _ done: @escaping (Result<Void, BlueZErrorReply>) -> Void) {
         guard let device = device(at: path) else { return done(.failure(.doesNotExist)) }
+        // bluetoothd 5.82 refuses a Pair while the device's Connect is pending.
+        if device.attChannelPending { return done(.failure(.inProgress)) }
         if isPaired(path) { return done(.failure(.bluez("AlreadyExists", "Already Paired"))) }
         guard pairing.attempts[path] == nil else { return done(.failure(.inProgress)) }
         let agent = pairing.agents[sender] ?? pairing.defaultAgent
         let attempt = PairingAttempt(device: path, finish: done)
         pairing.attempts[path] = attempt
-        if device.link == .connected { return runSMP(device, initiator: agent, attempt) }
+        if device.link == .connected {
+            // bluetoothd answers a Pair on a connected device through a service-discovery request
+            // of its own; while the discovery it starts on each connection runs, that request is
+            // refused (busy) and the answer is lost: the pairing completes, the caller hears nothing.
+            attempt.answerLostWhileResolving = true
+            return runSMP(device, initiator: agent, attempt)
+        }
         connect(device: path) { [weak self] result in
             guard let self, self.pairing.attempts[path] === attempt else { return }
             switch result {
@@ -164,6 +172,15 @@ extension SimulatorCore {
         store.update(device.path, "org.bluez.Device1", pairedProperties)
         if let mirror, store.contains(mirror) {
             store.update(mirror, "org.bluez.Device1", pairedProperties)
+        }
+        if attempt.answerLostWhileResolving, device.link == .connected, !device.servicesResolved {
+            pairing.attempts[attempt.device] = nil
+            attempt.timeout?.cancel()
+            // The call stays unanswered (its caller's timeout ends it); the responder is released
+            // (answering Failed) only long after, when no caller waits any more.
+            // (the attempt, no longer listed, is only held: on the simulator's queue, as all of it).
+            _ = clock.schedule(after: pairingTimeout * 4) { _ = attempt }
+            return
         }
         endPairing(attempt, .success(()))
     }

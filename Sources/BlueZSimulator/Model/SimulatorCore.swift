@@ -99,6 +99,12 @@ public final class SimulatorCore: @unchecked Sendable {
     /// How long the link stays up (`Connected` true, every GATT call "Not connected") after the
     /// ATT timeout closed the bearer, before it drops: about 2 s with bluetoothd 5.66.
     public var linkDropAfterATTTimeout: Duration = .seconds(2)
+    /// How long after the controller's connection event the ATT channel is up (zero: at once,
+    /// `Connect` answered before `Connected` = true, as with btvirt). Otherwise `Connected` = true
+    /// goes out at the event and `Connect` is answered when the channel is up, as bluetoothd does
+    /// on Linux 6.x, whose kernel first reads the peer's LE features; a `Pair` or `Connect`
+    /// meanwhile fails `InProgress` (bluetoothd 5.82; 5.66 leaves such a `Pair` unanswered).
+    public var attChannelDelay: Duration = .zero
 
     typealias GattObjectKind = GattPublisher.ObjectKind
 

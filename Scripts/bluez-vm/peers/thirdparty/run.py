@@ -246,7 +246,42 @@ async def pairing_refused(ctx: Context) -> None:
                     f'exit {r.rc}, stderr {r.err.strip()[-300:]!r}', r.text())
 
 
+@scenario('pair-after-connect')
+async def pair_after_connect(ctx: Context) -> None:
+    """The Swift suite ThirdPartyPairingTests against a Just Works peer: pair() called the moment
+    the connection is reported, with no delay in the app, pairs and bonds."""
+    async with tier.bumble_device('PairNow') as device:
+        pairing = peers.Pairing(device, peers.Pairing.NO_IO)
+        await peers.advertise_legacy(device, peers.ACCEL_SERVICE, 'PairNow')
+        await swift_suite(ctx, 'pair-after-connect', 'ThirdPartyPairingTests', ['pairRightAfterConnect'], device)
+        await asyncio.sleep(0.5)
+    ctx.tally.check('pair-after-connect: Bumble completed SMP with a bond', pairing.completed and pairing.bonded,
+                    f'completed {pairing.completed}, bonded {pairing.bonded}, failure {pairing.failure}')
+
+
 # MARK: - 5. GATT edge cases (VMTests' ThirdPartyGATTTests)
+
+async def swift_suite(ctx: Context, label: str, suite: str, tests: list[str], device, env: dict[str, str] | None = None) -> None:
+    """The VMTests suite `suite` (the `tests` among its functions) against the Bumble `device`,
+    each test one check named `label: <the test's description>`; the lines the tests print as
+    "thirdparty <what>: …" go to the step's log."""
+    r = await tier.run([ctx.exe('BlueCapPackageTests.xctest'), '--testing-library', 'swift-testing',
+                        '--filter', f'{suite}/(' + '|'.join(tests) + ')'], timeout=600,
+                       env={'BLUECAP_VM': '1', 'BLUECAP_THIRDPARTY_PEER': tier.address(device),
+                            'BLUECAP_THIRDPARTY_ADAPTER': ctx.adapter, **(env or {})})
+    results = re.findall(r'^[✔✘] Test "(.+)" (passed|failed) after', r.out + '\n' + r.err, re.M)
+    if not ctx.tally.check(f'{label}: the suite ran its {len(tests)} tests', len(results) == len(tests),
+                           f'exit {r.rc}, {len(results)} test results', r.text()):
+        return
+    shown = False
+    for name, verdict in results:
+        # the suite's whole output once, with the first failed test
+        ok = verdict == 'passed'
+        ctx.tally.check(f'{label}: {name}', ok, verdict, '' if ok or shown else r.text())
+        shown = shown or not ok
+    for line in re.findall(r'^thirdparty [^:\n]+:.*$', r.out, re.M):
+        print(f'thirdparty: {label}: {line[len("thirdparty "):]}', flush=True)
+
 
 async def gatt_edge(ctx: Context, mtu: int, tests: list[str]) -> None:
     """The Swift suite ThirdPartyGATTTests (the `tests` among its functions) against
@@ -256,23 +291,7 @@ async def gatt_edge(ctx: Context, mtu: int, tests: list[str]) -> None:
     async with tier.bumble_device(f'Edge{mtu}') as device:
         edge = peers.GattEdge(device, mtu=mtu)
         await peers.advertise_legacy(device, peers.edge_uuid(0), f'Edge{mtu}')
-        r = await tier.run([ctx.exe('BlueCapPackageTests.xctest'), '--testing-library', 'swift-testing',
-                            '--filter', 'ThirdPartyGATTTests/(' + '|'.join(tests) + ')'], timeout=600,
-                           env={'BLUECAP_VM': '1', 'BLUECAP_THIRDPARTY_PEER': tier.address(device),
-                                'BLUECAP_THIRDPARTY_ADAPTER': ctx.adapter, 'BLUECAP_THIRDPARTY_MTU': str(mtu)})
-    results = re.findall(r'^[✔✘] Test "(.+)" (passed|failed) after', r.out + '\n' + r.err, re.M)
-    if not ctx.tally.check(f'gatt-edge-{mtu}: the suite ran its {len(tests)} tests', len(results) == len(tests),
-                           f'exit {r.rc}, {len(results)} test results', r.text()):
-        return
-    shown = False
-    for name, verdict in results:
-        # the suite's whole output once, with the first failed test
-        ok = verdict == 'passed'
-        ctx.tally.check(f'gatt-edge-{mtu}: {name}', ok, verdict, '' if ok or shown else r.text())
-        shown = shown or not ok
-    # what the tests measured (their lines "thirdparty <what>: …"), for the step's log
-    for line in re.findall(r'^thirdparty [^:\n]+:.*$', r.out, re.M):
-        print(f'thirdparty: gatt-edge-{mtu}: {line[len("thirdparty "):]}', flush=True)
+        await swift_suite(ctx, f'gatt-edge-{mtu}', 'ThirdPartyGATTTests', tests, device, {'BLUECAP_THIRDPARTY_MTU': str(mtu)})
     print(f'thirdparty: gatt-edge-{mtu}: the peer answered {edge.silent_reads} silent reads, sent {edge.indicated} indications, {edge.flooded} flood notifications', flush=True)
 
 
