@@ -130,8 +130,8 @@ struct ConnectionSlotsTests {
         let foreign = Collector<Bool>()
         h.simulator.sync { core in core.connect(device: ps[0].identifier) { foreign.append((try? $0.get()) != nil) } }
         #expect(try await foreign.wait(for: 1) == [true])
-        await Self.settle(h)
-        #expect(slots.usage(of: "hci0").connectedByOthers == 1)
+        // The Connect's answer comes before the Connected signal: wait for the tree to have it.
+        try await waitUntil("the other program's link counted") { slots.usage(of: "hci0").connectedByOthers == 1 }
         let ours = h.connect(ps[1])
         #expect(slots.usage(of: "hci0").queued == 1)
         h.simulator.sync { core in core.disconnect(device: ps[0].identifier) { _ in } }

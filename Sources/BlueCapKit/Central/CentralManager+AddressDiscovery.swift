@@ -28,7 +28,7 @@ extension CentralManager {
 
     /// A `Device1` object appeared (owner thread): the address a search waits for?
     func addressSearchSaw(_ path: ObjectPath) {
-        let address = Peripheral.address(from: path).uppercased()
+        guard let address = tree?.deviceAddress(at: path) else { return }
         let op = inner.withLock { s -> AddressConnect? in
             guard let adapter = s.addressSearches.first(where: { path.isDescendant(of: $0.key, orSelf: false) && $0.value.contains(address) })?.key
             else { return nil }

@@ -110,10 +110,11 @@ extension CentralManager {
         askConnectDevice(op)
     }
 
-    /// The device object for `op`'s address under its adapter, if BlueZ has one.
+    /// The device object whose `Device1.Address` is `op`'s address under its adapter (one of
+    /// `op`'s address type first), if BlueZ has one: a bonded privacy peer's identity address
+    /// finds the object bluetoothd made for the private address it was found at.
     func devicePath(_ op: AddressConnect) -> ObjectPath? {
-        tree?.paths(withInterface: Device1.interface, under: op.adapter)
-            .first { Peripheral.address(from: $0).uppercased() == op.address }
+        tree?.devicePaths(withAddress: op.address, addressType: op.addressType.rawValue, under: op.adapter).first
     }
 
     /// The path bluetoothd gives the device of `op`'s address (`…/hci0/dev_C0_FF_EE_00_00_01`).

@@ -144,13 +144,13 @@ public final class CentralManager: Sendable {
 
     /// The peripherals with these addresses (`C0:FF:EE:00:00:01`, any case) on the manager's
     /// adapter that BlueZ knows (a `Device1` object: seen in a scan, paired, or connected) or
-    /// that the manager found, in the order asked; unknown addresses are left out.
+    /// that the manager found, in the order asked; unknown addresses are left out. An address
+    /// matches `Device1.Address` (``Peripheral/address``): a bonded peer that uses privacy is
+    /// found by its identity address.
     public func retrievePeripherals(withAddresses addresses: [String]) -> [Peripheral] {
         guard let tree, let adapter = tracker?.snapshot.adapter else { return [] }
-        let known = Dictionary(tree.paths(withInterface: Device1.interface, under: adapter)
-            .map { (Peripheral.address(from: $0).uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
         return addresses.compactMap { address in
-            guard let path = known[address.uppercased()] else { return nil }
+            guard let path = tree.devicePaths(withAddress: address, under: adapter).first else { return nil }
             return inner.withLock({ $0.peripherals[path] }) ?? peripheral(for: path)
         }
     }

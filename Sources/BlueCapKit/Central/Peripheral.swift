@@ -20,8 +20,22 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     /// A stable identifier: the device's object path (`/org/bluez/hci0/dev_C0_FF_EE_00_00_01`),
     /// the same for the same adapter and address across scans and bluetoothd restarts.
     public let identifier: String
-    /// The device address (`Device1.Address`).
-    public let address: String
+    /// The device's address as BlueZ states it now (`Device1.Address`). For a peer that uses
+    /// privacy this is the resolvable private address it was found at until it bonds, then its
+    /// identity address (bluetoothd replaces it when the peer hands its identity over during
+    /// pairing), the address to store and to reconnect by (``CentralManager/connect(address:addressType:timeout:)``,
+    /// ``CentralManager/retrievePeripherals(withAddresses:)``). A record: the last one stated is kept
+    /// after the device object goes.
+    public var address: String { state.withLock { $0.properties.address } ?? discoveredAddress }
+    /// `Device1.AddressType`: `.random` for a private or static random address, `.public` for a
+    /// public one (a bonded privacy peer's identity address is usually public). A record.
+    public var addressType: PeripheralAddressType? {
+        state.withLock { $0.properties.addressType }.flatMap(PeripheralAddressType.init(rawValue:))
+    }
+    /// The address BlueZ first found the device at: the one its object path (``identifier``)
+    /// carries. It differs from ``address`` once a peer that uses privacy has bonded (the path
+    /// keeps the private address of the advertisement that made the object).
+    public let discoveredAddress: String
     let path: ObjectPath
     /// The manager's session (its pairing-agent records, see ``pair(timeout:)``).
     let session: BluetoothSession
@@ -131,7 +145,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.operations = GattOperationQueue(clock: clock)
         self.unlist = forget
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
-        self.address = props.address ?? Peripheral.address(from: path)
+        self.discoveredAddress = Peripheral.address(from: path)
         var initial = State(properties: props, lastRSSI: props.rssi)
         initial.objectPresent = tree.properties(at: path, interface: Device1.interface) != nil
         state = Locked(initial)

@@ -34,7 +34,9 @@ public struct PairingDevice: Sendable, Hashable, CustomStringConvertible {
     /// A device known by its path.
     public init(identifier: String) { self.identifier = identifier }
 
-    /// The address from the path (`00:AA:01:00:00:00`).
+    /// The address in the path (`00:AA:01:00:00:00`): the one BlueZ first found the device at.
+    /// For a peer that uses privacy and has bonded before, that is a private address, not the
+    /// identity that ``Peripheral/address`` states.
     public var address: String { CentralIdentity(devicePath: identifier).address ?? identifier }
 
     /// The local adapter's name (`hci1`).

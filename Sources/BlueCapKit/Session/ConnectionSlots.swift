@@ -143,7 +143,7 @@ public final class ConnectionSlots: Sendable {
         guard let tree else { return nil }
         let wanted = address.uppercased()
         var candidates: [(adapter: ObjectPath, rssi: Int)] = []
-        for device in tree.paths(withInterface: Device1.interface) where Peripheral.address(from: device).uppercased() == wanted {
+        for device in tree.devicePaths(withAddress: wanted) {
             guard let adapter = device.deviceAdapter else { continue }
             let rssi = tree.properties(at: device, interface: Device1.interface)?["RSSI"].flatMap { v -> Int? in
                 if case .int16(let r) = v { return Int(r) } else { return nil }

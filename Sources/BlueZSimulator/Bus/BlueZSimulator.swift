@@ -289,6 +289,11 @@ extension BlueZSimulator {
     /// Fault: powers adapter `index` off or on.
     public func setPowered(adapter index: Int, _ on: Bool) { sync { $0.setPowered(index, on) } }
 
+    /// A peripheral that uses privacy (``SimulatedPeripheral/privacy()``) changes its resolvable
+    /// private address (`identity`: its ``SimulatedPeripheral/address``). Before it bonds, the
+    /// new address is a new device to bluetoothd; after, it resolves to the bonded one.
+    public func rotatePrivateAddress(of identity: String) { sync { $0.rotatePrivateAddress(of: identity) } }
+
     /// Fault: unplugs adapter `index`.
     public func removeAdapter(_ index: Int) { sync { $0.removeAdapter(index) } }
 

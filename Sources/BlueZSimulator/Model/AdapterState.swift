@@ -29,6 +29,9 @@ final class AdapterState: @unchecked Sendable {
     var discoveryClients: [String: DiscoveryClient] = [:]
     /// Remote devices by address.
     var devices: [String: DeviceState] = [:]
+    /// Bonded peers that use privacy: identity address → the key in `devices` of their device
+    /// (the private address it was found at). Their later private addresses resolve to it.
+    var bondedIdentities: [String: String] = [:]
     /// The most LE links the simulated controller holds (nil: no limit); see
     /// ``SimulatorCore/setConnectionLimit(_:adapter:)``.
     var connectionLimit: Int?

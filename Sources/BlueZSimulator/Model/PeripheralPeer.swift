@@ -16,6 +16,8 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     private var values: [UInt16: [UInt8]] = [:]
     /// Whether the peripheral is advertising (can be switched off to simulate it going silent).
     var advertising = true
+    /// How many times the private address changed (``SimulatedPeripheral/usesPrivacy``).
+    var rotations = 0
 
     init(spec: SimulatedPeripheral) {
         self.spec = spec
@@ -44,14 +46,28 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     }
 
     var address: String { spec.address }
+    var identity: String? { spec.usesPrivacy ? spec.address : nil }
     var mtu: UInt16 { spec.mtu }
+
+    /// The resolvable private address the peripheral advertises from now: derived from the
+    /// identity and the rotation count (its two top bits 01, as a resolvable private address's).
+    var privateAddress: String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in Array(spec.address.utf8) + withUnsafeBytes(of: UInt32(rotations).littleEndian, Array.init) {
+            h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+        }
+        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: h >> (8 * $0)) }
+        bytes[0] = 0x40 | (bytes[0] & 0x3F)
+        return bytes.map { String(format: "%02X", $0) }.joined(separator: ":")
+    }
     var connectionDelay: Duration { spec.connectionDelay }
     var discoveryDelay: Duration { spec.discoveryDelay }
 
     var advertisement: AdvertisementSnapshot? {
         guard advertising else { return nil }
         return AdvertisementSnapshot(
-            address: spec.address, addressType: spec.addressType.rawValue, name: spec.name, rssi: spec.rssi,
+            address: spec.usesPrivacy ? privateAddress : spec.address,
+            addressType: spec.usesPrivacy ? "random" : spec.addressType.rawValue, name: spec.name, rssi: spec.rssi,
             txPower: spec.txPower, uuids: spec.advertisedUUIDs,
             manufacturerData: spec.manufacturerData.mapValues { [UInt8]($0) },
             serviceData: spec.serviceData.mapValues { [UInt8]($0) },

@@ -21,6 +21,8 @@ enum AttributeTarget {
 /// callbacks, possibly later (a peer that is an app on another bus connection answers asynchronously).
 protocol RemotePeer: AnyObject, Sendable {
     var address: String { get }
+    /// The identity address a peer that uses privacy hands over when it bonds (nil: none).
+    var identity: String? { get }
     /// The current advertisement, or nil when not advertising.
     var advertisement: AdvertisementSnapshot? { get }
     var mtu: UInt16 { get }
@@ -40,6 +42,8 @@ protocol RemotePeer: AnyObject, Sendable {
 }
 
 extension RemotePeer {
+    /// No privacy: the address is the identity.
+    var identity: String? { nil }
     /// Answers every read.
     func leavesUnanswered(_ target: AttributeTarget) -> Bool { false }
 }

@@ -30,6 +30,13 @@ public struct SimulatedPeripheral: Sendable {
     public var address: String
     /// Device1.AddressType.
     public var addressType: AddressType = .public
+    /// BLE privacy: the peripheral advertises from a resolvable private address (a random one,
+    /// new at each ``BlueZSimulator/rotatePrivateAddress(of:)``) and `address` is its identity
+    /// address, which it hands over with its IRK when it bonds. Until then each private address
+    /// is a device of its own to bluetoothd; once bonded, bluetoothd resolves every later one to
+    /// the bonded device, whose `Device1.Address` is then the identity (`AddressType` public)
+    /// while its object path keeps the private address it was found at.
+    public var usesPrivacy = false
     /// The advertised local name (Device1.Name), if any.
     public var name: String?
     /// The received signal strength in dBm (Device1.RSSI).
@@ -131,6 +138,9 @@ public struct SimulatedPeripheral: Sendable {
     public func leavesReadsUnanswered(of characteristic: String, count: Int = 1) -> Self {
         with { $0.unansweredReads[BluetoothUUID.literal(characteristic)] = count }
     }
+
+    /// Turns BLE privacy on (see ``usesPrivacy``): `address` becomes the identity address.
+    public func privacy() -> Self { with { $0.usesPrivacy = true } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self

@@ -118,14 +118,16 @@ extension SimulatorCore {
     func report(_ peer: RemotePeer, to a: AdapterState, force: Bool = false) {
         monitorHeard(peer, by: a)
         guard a.discovering, let ad = peer.advertisement, ad.address != a.address, a.matchesMergedFilter(ad) else { return }
-        if let device = a.devices[ad.address] {
+        // A bonded privacy peer's private address resolves (its IRK) to its bonded device.
+        let key = peer.identity.flatMap { a.bondedIdentities[$0] } ?? ad.address
+        if let device = a.devices[key] {
             device.peer = peer
             device.temporaryWork?.cancel()
             updateDevice(device, with: ad, in: a, force: force)
         } else {
-            let device = DeviceState(adapter: a.index, address: ad.address)
+            let device = DeviceState(adapter: a.index, address: key)
             device.peer = peer
-            a.devices[ad.address] = device
+            a.devices[key] = device
             store.add(device.path, ["org.bluez.Device1": deviceProperties(device, ad: ad, adapter: a)])
         }
     }
@@ -214,6 +216,7 @@ extension SimulatorCore {
         device.connectWork?.cancel()
         unpublishGatt(device)
         adapters[device.adapter]?.devices[device.address] = nil
+        adapters[device.adapter]?.bondedIdentities = adapters[device.adapter]?.bondedIdentities.filter { $0.value != device.address } ?? [:]
         store.removeSubtree(device.path, including: true)
     }
 }

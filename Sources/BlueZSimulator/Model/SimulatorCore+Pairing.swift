@@ -170,6 +170,12 @@ extension SimulatorCore {
         (device.peer as? PeripheralPeer)?.bondLost = false
         device.isEncrypted = true
         store.update(device.path, "org.bluez.Device1", pairedProperties)
+        if let identity = device.peer?.identity, identity != device.address {
+            // The peer handed over its IRK and identity: bluetoothd states the identity from now
+            // on; the object path keeps the private address.
+            adapters[device.adapter]?.bondedIdentities[identity] = device.address
+            store.update(device.path, "org.bluez.Device1", ["Address": .string(identity), "AddressType": .string("public")])
+        }
         if let mirror, store.contains(mirror) {
             store.update(mirror, "org.bluez.Device1", pairedProperties)
         }

@@ -18,11 +18,19 @@ extension SimulatorCore {
     public func removePeripheral(_ address: String) {
         guard let (peer, _) = peripherals.removeValue(forKey: address) else { return }
         for a in adapters.values {
-            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+            for d in a.devices.values where d.peer === peer && d.link != .disconnected {
                 linkLost(d, reason: .failed("le-connection-abort-by-remote"))
             }
         }
         monitorsRefresh()
+    }
+
+    /// A peripheral that uses privacy (``SimulatedPeripheral/usesPrivacy``, `identity` its
+    /// address) changes its resolvable private address; scanning adapters get a report from it.
+    public func rotatePrivateAddress(of identity: String) {
+        guard let (peer, range) = peripherals[identity.uppercased()] else { return }
+        peer.rotations += 1
+        reportEverywhere(peer, range: range)
     }
 
     /// Changes a peripheral (RSSI, name, advertised data…); scanning adapters get a report.
@@ -38,7 +46,7 @@ extension SimulatorCore {
     public func replaceServices(_ address: String, _ services: [SimulatedService]) {
         guard let (peer, _) = peripherals[address] else { return }
         for a in adapters.values {
-            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+            for d in a.devices.values where d.peer === peer && d.link != .disconnected {
                 linkLost(d, reason: .failed("le-connection-abort-by-remote"))
             }
         }
@@ -50,7 +58,7 @@ extension SimulatorCore {
         guard let (peer, _) = peripherals[address] else { return }
         peripherals[address] = (peer, range)
         for a in self.adapters.values where !(range?.contains(a.index) ?? true) {
-            if let d = a.devices[address], d.peer === peer, d.link != .disconnected {
+            for d in a.devices.values where d.peer === peer && d.link != .disconnected {
                 linkLost(d, reason: .failed("le-connection-abort-by-remote"))
             }
         }

@@ -154,6 +154,7 @@ class Pairing:
     def __init__(self, device: Device, io: int, accept: bool = True, passkey: int | None = None) -> None:
         from bumble.pairing import PairingConfig, PairingDelegate
         self.completed = self.bonded = False
+        self.count = 0   # pairings completed
         self.failure = None
         self.compared: int | None = None
         self.typed: int | None = None
@@ -189,6 +190,7 @@ class Pairing:
         def on_connection(connection) -> None:
             def paired(keys) -> None:
                 outer.completed = True
+                outer.count += 1
                 outer.bonded = keys is not None and (keys.ltk is not None or getattr(keys, 'ltk_peripheral', None) is not None)
 
             def failed(reason) -> None:
@@ -196,6 +198,40 @@ class Pairing:
             connection.on('pairing', paired)
             connection.on('pairing_failure', failed)
         device.on('connection', on_connection)
+
+
+# MARK: - privacy
+
+class PrivacyPeer:
+    """A peer that uses BLE privacy: a SensorTag (its accelerometer service to read) advertising,
+    connectable, from a resolvable private address made from its IRK, a new one each time a link
+    ends (Bumble's own rotation does not run while it advertises), and bonding with Just Works,
+    handing over its IRK and its public identity address (Bumble's default key distribution)."""
+
+    def __init__(self, device: Device, name: str) -> None:
+        from bumble.hci import Address
+        self.device, self.name, self.Address = device, name, Address
+        self.tag = SensorTag(device)
+        self.pairing = Pairing(device, Pairing.NO_IO)
+        self.addresses: list[str] = []
+        self.links = 0
+
+        def on_connection(connection) -> None:
+            self.links += 1
+            connection.on('disconnection', lambda _reason: asyncio.ensure_future(self.advertise()))
+        device.on('connection', on_connection)
+
+    async def advertise(self) -> None:
+        """Advertises from a new resolvable private address."""
+        with contextlib.suppress(Exception):
+            await self.device.stop_advertising()
+        self.device.random_address = self.Address.generate_private_address(self.device.irk)
+        self.addresses.append(str(self.device.random_address).split('/')[0])
+        await self.device.start_advertising(
+            own_address_type=OwnAddressType.RANDOM, auto_restart=False,
+            advertising_data=ad((AdvertisingData.FLAGS, bytes([0x06])),
+                                (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(ACCEL_SERVICE)))),
+            scan_response_data=ad((AdvertisingData.COMPLETE_LOCAL_NAME, self.name.encode())))
 
 
 # MARK: - GATT edge cases
