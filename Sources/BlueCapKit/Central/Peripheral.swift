@@ -105,6 +105,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// ``ConnectionStateMachine/disconnectsInFlight``).
         var linkIsUp: Bool { isLive && (connection.isConnected || (properties.connected == true && connection.deviceConnectedIsCurrent)) }
         var terminated: Bool { connection.isTerminated }
+        /// The link is up (``linkIsUp``) and bluetoothd is still discovering its services
+        /// (`ServicesResolved` not true): ``Peripheral/pair(timeout:)`` waits for the end.
+        var resolvingOnLink: Bool { linkIsUp && properties.servicesResolved != true }
         /// Whether BlueZ has the device's object: false from its `InterfacesRemoved` (removed,
         /// bluetoothd gone, adapter gone) until it is published again.
         var objectPresent = true

@@ -70,9 +70,7 @@ extension Peripheral {
     /// answers the `Pair` (the pairing completes; the caller would wait out its timeout).
     public func pair(timeout: Duration = .seconds(60)) -> Future<Void> {
         if isPaired { return Future(value: ()) }
-        // Connected: by bluetoothd's signal, or by our Connect's answer (which comes before it).
-        let resolving = state.withLock { ($0.connection.isConnected || $0.properties.connected == true) && $0.properties.servicesResolved != true }
-        guard resolving else { return sendPair(timeout: timeout) }
+        guard state.withLock({ $0.resolvingOnLink }) else { return sendPair(timeout: timeout) }
         let promise = Promise<Void>()
         let started = clock.now, clock = self.clock, identifier = self.identifier, context = self.context
         let sent = Atomic<Bool>(false)
@@ -86,7 +84,7 @@ extension Peripheral {
         }
         wait(timeout: timeout, check: { [weak self] in
             guard let self else { return true }
-            let ready = self.state.withLock { !($0.connection.isConnected || $0.properties.connected == true) || $0.properties.servicesResolved == true }
+            let ready = !self.state.withLock { $0.resolvingOnLink }
             if ready { send() }
             return ready
         }, fail: { error in

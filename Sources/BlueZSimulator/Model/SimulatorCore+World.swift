@@ -17,12 +17,18 @@ extension SimulatorCore {
     /// Takes a peripheral out of the world (connected links drop; device objects remain as in BlueZ).
     public func removePeripheral(_ address: String) {
         guard let (peer, _) = peripherals.removeValue(forKey: address) else { return }
-        for a in adapters.values {
+        dropLinks(of: peer, on: adapters.values)
+        monitorsRefresh()
+    }
+
+    /// The remote drops every link `peer` has with `adapters` (each device of its: a peer that
+    /// uses privacy may have one per private address), as on a supervision timeout.
+    private func dropLinks(of peer: PeripheralPeer, on adapters: some Sequence<AdapterState>) {
+        for a in adapters {
             for d in a.devices.values where d.peer === peer && d.link != .disconnected {
                 linkLost(d, reason: .failed("le-connection-abort-by-remote"))
             }
         }
-        monitorsRefresh()
     }
 
     /// A peripheral that uses privacy (``SimulatedPeripheral/usesPrivacy``, `identity` its
@@ -45,11 +51,7 @@ extension SimulatorCore {
     /// connection, some of which may reuse old paths for other attributes).
     public func replaceServices(_ address: String, _ services: [SimulatedService]) {
         guard let (peer, _) = peripherals[address] else { return }
-        for a in adapters.values {
-            for d in a.devices.values where d.peer === peer && d.link != .disconnected {
-                linkLost(d, reason: .failed("le-connection-abort-by-remote"))
-            }
-        }
+        dropLinks(of: peer, on: adapters.values)
         peer.replaceServices(services)
     }
 
@@ -57,11 +59,7 @@ extension SimulatorCore {
     public func setRange(_ address: String, adapters range: Set<Int>?) {
         guard let (peer, _) = peripherals[address] else { return }
         peripherals[address] = (peer, range)
-        for a in self.adapters.values where !(range?.contains(a.index) ?? true) {
-            for d in a.devices.values where d.peer === peer && d.link != .disconnected {
-                linkLost(d, reason: .failed("le-connection-abort-by-remote"))
-            }
-        }
+        dropLinks(of: peer, on: self.adapters.values.filter { !(range?.contains($0.index) ?? true) })
         reportEverywhere(peer, range: range)
         monitorsRefresh()
     }
