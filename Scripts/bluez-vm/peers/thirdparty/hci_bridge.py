@@ -5,10 +5,12 @@
 What `bumble-hci-bridge` does, with two differences the tier needs:
 - the controller side (RootCanal's TCP port) is opened first, then vhci: opening vhci makes the
   kernel send its HCI Reset at once, and with no controller behind it the init fails (-110);
-- the kernel's Write Authenticated Payload Timeout (sent after every LE encryption when the
-  controller lists the command, as RootCanal 1.10.0 does) is answered here with success: RootCanal
-  1.10.0 lists it but implements none, and aborts on it ("Unimplemented command
-  WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT", a fatal log), which ended every pairing with its radio.
+- two commands the kernel sends and RootCanal 1.10.0 lists as supported but does not implement
+  are answered here: Write Authenticated Payload Timeout (after every LE encryption; RootCanal
+  aborts on it, "Unimplemented command WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT", which ended every
+  pairing with its radio) with success, and LE Read Transmit Power (in the kernel's controller
+  init with the BL654 profile steps/thirdparty selects; "unknown command" there fails the init)
+  with the nRF52840's range, -20 to +8 dBm.
 Packets are relayed as bytes, unparsed (bumble-hci-bridge decodes and traces each one, which under
 TCG costs more than the relay).
 """
@@ -19,6 +21,7 @@ from bumble.transport import open_transport
 
 HCI_COMMAND, HCI_EVENT, COMMAND_COMPLETE = 0x01, 0x04, 0x0E
 WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT = 0x0C7C   # OGF 0x03, OCF 0x07C
+LE_READ_TRANSMIT_POWER = 0x204B                # OGF 0x08, OCF 0x04B
 
 
 async def main(controller_spec: str, host_spec: str) -> None:
@@ -30,6 +33,10 @@ async def main(controller_spec: str, host_spec: str) -> None:
                             and int.from_bytes(packet[1:3], 'little') == WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT):
                         # Command Complete: 1 command allowed, the opcode, status success, the handle
                         host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, 6, 1]) + packet[1:3] + b'\x00' + packet[4:6])
+                        return
+                    if len(packet) >= 4 and packet[0] == HCI_COMMAND and int.from_bytes(packet[1:3], 'little') == LE_READ_TRANSMIT_POWER:
+                        # Command Complete: status success, min -20 dBm, max +8 dBm (the BL654's range)
+                        host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, 6, 1]) + packet[1:3] + bytes([0x00, 0xEC, 0x08]))
                         return
                     controller.sink.on_packet(packet)
 
