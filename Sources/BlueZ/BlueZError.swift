@@ -77,14 +77,18 @@ public struct BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether BlueZ reported a transient condition worth retrying after a pause:
-    /// `InProgress`, `Failed` with `le-connection-abort-by-local`, or
-    /// `Failed` "Software caused connection abort".
+    /// `InProgress`, `Failed` with `le-connection-abort-by-local`,
+    /// `Failed` "Software caused connection abort", or `Failed` "Operation already in progress"
+    /// (a `Connect` while the last link's ATT bearer is still being released).
     public var isTransient: Bool {
         switch kind {
         case .inProgress: return true
         case .failed:
             return message.contains("le-connection-abort-by-local")
                 || message.contains("Software caused connection abort")
+                // device_connect_le's -EALREADY: the last link's ATT bearer is not released yet
+                // (a Connect right after that link went down, bluetoothd 5.82)
+                || message == "Operation already in progress"
         default: return false
         }
     }

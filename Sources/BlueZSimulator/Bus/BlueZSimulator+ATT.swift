@@ -35,4 +35,14 @@ extension BlueZSimulator {
         get { sync { $0.attChannelDelay } }
         set { sync { $0.attChannelDelay = newValue } }
     }
+
+    /// How long the old ATT bearer outlives a link that went down (default zero: it goes with
+    /// the link). bluetoothd 5.82 releases it when the kernel's disconnection event reaches it,
+    /// which can come after it answered `Device1.Disconnect` and sent `Connected` = false; a
+    /// `Device1.Connect` in that window fails `org.bluez.Error.Failed` "Operation already in
+    /// progress".
+    public var attTeardownDelay: Duration {
+        get { sync { $0.attTeardownDelay } }
+        set { sync { $0.attTeardownDelay = newValue } }
+    }
 }

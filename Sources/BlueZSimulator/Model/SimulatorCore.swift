@@ -105,6 +105,11 @@ public final class SimulatorCore: @unchecked Sendable {
     /// on Linux 6.x, whose kernel first reads the peer's LE features; a `Pair` or `Connect`
     /// meanwhile fails `InProgress` (bluetoothd 5.82; 5.66 leaves such a `Pair` unanswered).
     public var attChannelDelay: Duration = .zero
+    /// How long the old ATT bearer outlives a link (zero: it goes with the link). bluetoothd 5.82
+    /// releases it when the kernel's disconnection event reaches it, which can come after it
+    /// answered our `Disconnect` and sent `Connected` = false; a `Connect` meanwhile fails
+    /// `Failed` "Operation already in progress" (device_connect_le: -EALREADY).
+    public var attTeardownDelay: Duration = .zero
 
     typealias GattObjectKind = GattPublisher.ObjectKind
 
