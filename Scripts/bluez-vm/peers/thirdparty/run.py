@@ -421,15 +421,15 @@ async def restart_bluetoothd(ctx: Context) -> bool:
     return r.rc == 0
 
 
-@scenario('privacy-identity', asked_only=True)
+@scenario('privacy-identity')
 async def privacy_identity(ctx: Context) -> None:
     """The Swift suite ThirdPartyPrivacyTests against a peer that uses privacy (peers.PrivacyPeer):
     found at a private address, paired, then known by its identity address (Peripheral.address)
     and reconnected after rotations through the same Peripheral, connect(address: identity) and
     retrievePeripherals; then bluetoothd and our process restart, and the bond is reused (no
-    second pairing). Asked only (BLUECAP_THIRDPARTY_ONLY=privacy-identity): alone it passes on
-    5.66 and 5.82 in about 100 s; after the full set (the L2CAP scenarios before it) the read
-    after the first reconnection stalled for minutes on both (5.66 past the scenario's 420 s)."""
+    second pairing). Last: it restarts bluetoothd. About 40 s after the whole set on 5.66 and
+    5.82; it once met bluetoothd 5.82's "Operation already in progress" answer to a Connect right
+    after the link went down (README lesson 36), which the library now retries."""
     async with tier.bumble_device('PrivacyPeer') as device:
         peer = peers.PrivacyPeer(device, 'PrivacyPeer')
         await peer.advertise()
