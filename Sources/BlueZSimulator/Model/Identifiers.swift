@@ -56,6 +56,18 @@ public enum BluetoothAddress {
         let b = [UInt8(0xC0 | ((n >> 24) & 0x3f)), 0x5C, 0x57, UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)]
         return b.map { [$0].hexString.uppercased() }.joined(separator: ":")
     }
+
+    /// A deterministic resolvable private address of the peer with `identity`, after `rotation`
+    /// rotations: a hash of both (FNV-1a), its two top bits 01 as a resolvable private address's.
+    static func resolvablePrivate(identity: String, rotation: Int) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in Array(identity.utf8) + withUnsafeBytes(of: UInt32(truncatingIfNeeded: rotation).littleEndian, Array.init) {
+            h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+        }
+        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: h >> (8 * $0)) }
+        bytes[0] = 0x40 | (bytes[0] & 0x3F)
+        return bytes.map { [$0].hexString.uppercased() }.joined(separator: ":")
+    }
 }
 
 // MARK: - Paths

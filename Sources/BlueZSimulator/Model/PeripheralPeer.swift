@@ -49,17 +49,8 @@ final class PeripheralPeer: RemotePeer, @unchecked Sendable {
     var identity: String? { spec.usesPrivacy ? spec.address : nil }
     var mtu: UInt16 { spec.mtu }
 
-    /// The resolvable private address the peripheral advertises from now: derived from the
-    /// identity and the rotation count (its two top bits 01, as a resolvable private address's).
-    var privateAddress: String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in Array(spec.address.utf8) + withUnsafeBytes(of: UInt32(rotations).littleEndian, Array.init) {
-            h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3
-        }
-        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: h >> (8 * $0)) }
-        bytes[0] = 0x40 | (bytes[0] & 0x3F)
-        return bytes.map { String(format: "%02X", $0) }.joined(separator: ":")
-    }
+    /// The resolvable private address the peripheral advertises from now.
+    var privateAddress: String { BluetoothAddress.resolvablePrivate(identity: spec.address, rotation: rotations) }
     var connectionDelay: Duration { spec.connectionDelay }
     var discoveryDelay: Duration { spec.discoveryDelay }
 

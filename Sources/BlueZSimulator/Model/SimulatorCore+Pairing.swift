@@ -180,8 +180,7 @@ extension SimulatorCore {
             store.update(mirror, "org.bluez.Device1", pairedProperties)
         }
         if attempt.answerLostWhileResolving, device.link == .connected, !device.servicesResolved {
-            pairing.attempts[attempt.device] = nil
-            attempt.timeout?.cancel()
+            _ = unlist(attempt)
             // The call stays unanswered (its caller's timeout ends it); the responder is released
             // (answering Failed) only long after, when no caller waits any more.
             // (the attempt, no longer listed, is only held: on the simulator's queue, as all of it).
@@ -194,9 +193,7 @@ extension SimulatorCore {
     /// Ends `attempt` with `result`: agents still asked get `Cancel`; a failed SMP exchange makes
     /// the kernel drop the link (`dropLink`).
     func endPairing(_ attempt: PairingAttempt, _ result: Result<Void, BlueZErrorReply>, dropLink device: DeviceState? = nil) {
-        guard pairing.attempts[attempt.device] === attempt else { return }
-        pairing.attempts[attempt.device] = nil
-        attempt.timeout?.cancel()
+        guard unlist(attempt) else { return }
         if case .failure = result, let bridge = bridge as? AgentBridge {
             for agent in attempt.waitingOn { bridge.cancelAgent(owner: agent.owner, path: agent.path) }
         }
@@ -205,6 +202,15 @@ extension SimulatorCore {
         let finish = attempt.finish
         attempt.finish = nil
         finish?(result)
+    }
+
+    /// Takes `attempt` off the list of pairings in progress and stops its timeout; false when it
+    /// was no longer listed (ended already).
+    private func unlist(_ attempt: PairingAttempt) -> Bool {
+        guard pairing.attempts[attempt.device] === attempt else { return false }
+        pairing.attempts[attempt.device] = nil
+        attempt.timeout?.cancel()
+        return true
     }
 }
 

@@ -32,11 +32,13 @@ def ad(*structures: tuple[int, bytes]) -> bytes:
     return bytes(AdvertisingData(list(structures)))
 
 
-async def advertise_legacy(device: Device, uuid: str, name: str) -> None:
-    """Connectable legacy advertising from the public address: flags and the 128-bit service UUID
-    in the advertisement, the name in the scan response (legacy data is at most 31 bytes)."""
+async def advertise_legacy(device: Device, uuid: str, name: str, own_address_type: int = OwnAddressType.PUBLIC,
+                           auto_restart: bool = True) -> None:
+    """Connectable legacy advertising (from the public address unless told otherwise; restarted
+    after each link unless `auto_restart` is false): flags and the 128-bit service UUID in the
+    advertisement, the name in the scan response (legacy data is at most 31 bytes)."""
     await device.start_advertising(
-        own_address_type=OwnAddressType.PUBLIC, auto_restart=True,
+        own_address_type=own_address_type, auto_restart=auto_restart,
         advertising_data=ad((AdvertisingData.FLAGS, bytes([0x06])),
                             (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(uuid)))),
         scan_response_data=ad((AdvertisingData.COMPLETE_LOCAL_NAME, name.encode())))
@@ -227,11 +229,8 @@ class PrivacyPeer:
             await self.device.stop_advertising()
         self.device.random_address = self.Address.generate_private_address(self.device.irk)
         self.addresses.append(str(self.device.random_address).split('/')[0])
-        await self.device.start_advertising(
-            own_address_type=OwnAddressType.RANDOM, auto_restart=False,
-            advertising_data=ad((AdvertisingData.FLAGS, bytes([0x06])),
-                                (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(ACCEL_SERVICE)))),
-            scan_response_data=ad((AdvertisingData.COMPLETE_LOCAL_NAME, self.name.encode())))
+        await advertise_legacy(self.device, ACCEL_SERVICE, self.name, own_address_type=OwnAddressType.RANDOM,
+                               auto_restart=False)
 
 
 # MARK: - GATT edge cases
