@@ -123,9 +123,8 @@ final class DeviceState: @unchecked Sendable {
     /// Connected, the ATT channel not up yet (``SimulatorCore/attChannelDelay``): the Connect is
     /// unanswered.
     var attChannelPending = false
-    /// The link is down, the old ATT bearer not released yet (``SimulatorCore/attTeardownDelay``):
-    /// a Connect fails "Operation already in progress"; `attTeardownWork` ends it.
-    var attLingering = false
+    /// While set, the link is down and its old ATT bearer not released yet
+    /// (``SimulatorCore/attTeardownDelay``): a Connect fails "Operation already in progress".
     var attTeardownWork: ClockTask?
 
     init(adapter: Int, address: String) {

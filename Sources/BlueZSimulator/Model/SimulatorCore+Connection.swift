@@ -31,7 +31,7 @@ extension SimulatorCore {
         case .connected where device.attChannelPending: return done(.failure(.inProgress))
         case .connected: return done(.success(()))
         case .connecting, .disconnecting: return done(.failure(.inProgress))
-        case .disconnected where device.attLingering: return done(.failure(.failed("Operation already in progress")))
+        case .disconnected where device.attTeardownWork != nil: return done(.failure(.failed("Operation already in progress")))
         case .disconnected: break
         }
         device.temporaryWork?.cancel()
@@ -191,12 +191,8 @@ extension SimulatorCore {
         unpublishGatt(device)
         device.link = .disconnected
         if attTeardownDelay > .zero {
-            device.attLingering = true
             device.attTeardownWork?.cancel()
-            device.attTeardownWork = clock.schedule(after: attTeardownDelay) { [weak device] in
-                device?.attLingering = false
-                device?.attTeardownWork = nil
-            }
+            device.attTeardownWork = clock.schedule(after: attTeardownDelay) { [weak device] in device?.attTeardownWork = nil }
         }
         store.set(device.path, "org.bluez.Device1", "Connected", .bool(false))
         peer?.connectionChanged(central: ctx, connected: false)

@@ -22,6 +22,14 @@ from bumble.transport import open_transport
 HCI_COMMAND, HCI_EVENT, COMMAND_COMPLETE = 0x01, 0x04, 0x0E
 WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT = 0x0C7C   # OGF 0x03, OCF 0x07C
 LE_READ_TRANSMIT_POWER = 0x204B                # OGF 0x08, OCF 0x04B
+# The commands answered here: opcode -> (the command's least length with its H4 type byte, the
+# Command Complete's return parameters made from the command).
+ANSWERED = {
+    # status success, the connection handle
+    WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT: (6, lambda command: b'\x00' + command[4:6]),
+    # status success, min -20 dBm, max +8 dBm (the BL654's range)
+    LE_READ_TRANSMIT_POWER: (4, lambda command: bytes([0x00, 0xEC, 0x08])),
+}
 
 
 async def main(controller_spec: str, host_spec: str) -> None:
@@ -29,14 +37,11 @@ async def main(controller_spec: str, host_spec: str) -> None:
         async with await open_transport(host_spec) as host:
             class ToController:
                 def on_packet(self, packet: bytes) -> None:
-                    if (len(packet) >= 6 and packet[0] == HCI_COMMAND
-                            and int.from_bytes(packet[1:3], 'little') == WRITE_AUTHENTICATED_PAYLOAD_TIMEOUT):
-                        # Command Complete: 1 command allowed, the opcode, status success, the handle
-                        host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, 6, 1]) + packet[1:3] + b'\x00' + packet[4:6])
-                        return
-                    if len(packet) >= 4 and packet[0] == HCI_COMMAND and int.from_bytes(packet[1:3], 'little') == LE_READ_TRANSMIT_POWER:
-                        # Command Complete: status success, min -20 dBm, max +8 dBm (the BL654's range)
-                        host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, 6, 1]) + packet[1:3] + bytes([0x00, 0xEC, 0x08]))
+                    least, answer = ANSWERED.get(int.from_bytes(packet[1:3], 'little'), (0, None)) if packet[0] == HCI_COMMAND else (0, None)
+                    if answer and len(packet) >= least:
+                        # Command Complete: 1 command allowed, the opcode, the return parameters
+                        parameters = bytes([1]) + packet[1:3] + answer(packet)
+                        host.sink.on_packet(bytes([HCI_EVENT, COMMAND_COMPLETE, len(parameters)]) + parameters)
                         return
                     controller.sink.on_packet(packet)
 
