@@ -19,12 +19,12 @@ public final class ManualClock: TimerClock {
         var now: Duration = .zero
         var nextID = 0
         var entries: [Int: Entry] = [:]
-        /// Tasks suspended in ``waitForPending(atLeast:)``, with the count each waits for.
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     // Sendable through this lock: every field of the clock lives inside it.
     private let state = Locked(State())
+    /// Tasks suspended in ``waitForPending(atLeast:)``.
+    private let pendingWaiters = CountWaiters()
 
     /// A clock reading zero.
     public init() {}
@@ -35,21 +35,19 @@ public final class ManualClock: TimerClock {
     /// The work scheduled and not yet run or cancelled (a repeating task counts once).
     public var pendingCount: Int { state.withLock { $0.entries.count } }
 
+    /// Two minutes: the test decides when deadlines fall due, however long it takes in real
+    /// time; a D-Bus call's backstop must not fire first on a busy machine.
+    public var backstopMargin: Duration { .seconds(120) }
+
     /// The deadline of the next pending work, if any.
     public var nextDeadline: Duration? { state.withLock { $0.entries.values.map(\.due).min() } }
 
     /// Suspends until at least `count` pieces of work are pending (at once if they are): a test
     /// calls it before ``advance(by:)`` when the code under test arms its timer on another
-    /// thread, instead of sleeping.
+    /// thread, instead of sleeping. A cancelled task stops waiting (a test past its time limit
+    /// ends instead of hanging).
     public func waitForPending(atLeast count: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { s -> Bool in
-                guard s.entries.count < count else { return true }
-                s.waiters.append((count, c))
-                return false
-            }
-            if ready { c.resume() }
-        }
+        await pendingWaiters.wait(for: count) { [self] in pendingCount }
     }
 
     @discardableResult
@@ -77,15 +75,12 @@ public final class ManualClock: TimerClock {
     }
 
     private func add(delay: Duration, interval: Duration?, _ work: @escaping @Sendable () -> Void) -> ClockTask {
-        let (id, woken) = state.withLock { s -> (Int, [CheckedContinuation<Void, Never>]) in
+        let (id, pending) = state.withLock { s -> (Int, Int) in
             s.nextID += 1
             s.entries[s.nextID] = Entry(id: s.nextID, due: s.now + max(delay, .zero), interval: interval, work: work)
-            let pending = s.entries.count
-            let woken = s.waiters.filter { $0.count <= pending }.map(\.continuation)
-            s.waiters.removeAll { $0.count <= pending }
-            return (s.nextID, woken)
+            return (s.nextID, s.entries.count)
         }
-        for c in woken { c.resume() }
+        pendingWaiters.reached(pending)
         return ClockTask { [weak self] in
             // Removed under the lock and released after it (the work may own anything).
             let removed = self?.state.withLock { $0.entries.removeValue(forKey: id) }

@@ -21,6 +21,23 @@ public protocol TimerClock: AnyObject, Sendable {
     /// Runs `work` every `interval` (first at ``now`` + `interval`) until the returned task is cancelled.
     @discardableResult
     func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> ClockTask
+
+    /// How much later than a deadline on this clock a real-time backstop for the same work fires
+    /// (the timeout of the D-Bus call behind a read, a write or a connect, which ends the call
+    /// if the clock's own timer never does). The clock's timer decides the outcome; the
+    /// backstop only keeps a call from waiting forever. 2 seconds by default; a
+    /// ``ManualClock``, whose deadlines fall due only when a test advances it, allows two
+    /// minutes, so that a busy machine never lets real time decide before the test does.
+    var backstopMargin: Duration { get }
+}
+
+extension TimerClock {
+    /// 2 seconds: the clock follows real time, so its timer fires first.
+    public var backstopMargin: Duration { .seconds(2) }
+
+    /// The real-time timeout of a call whose deadline on this clock is `timeout` from now:
+    /// `timeout` + ``backstopMargin``.
+    public func backstop(for timeout: Duration) -> Duration { timeout + backstopMargin }
 }
 
 extension TimerClock where Self == SystemClock {

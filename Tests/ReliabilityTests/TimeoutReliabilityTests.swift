@@ -74,6 +74,26 @@ struct TimeoutReliabilityTests {
         #expect(again.events.items == [.timeout])
     }
 
+    @Test("on a manual clock the D-Bus call's own timeout never decides: 2.5 s of real time pass, the read still waits for the test's clock")
+    func realTimeNeverDecides() async throws {
+        let rig = try await CentralRig.start(manualClock: true)
+        defer { rig.stop() }
+        let (_, _, service, _) = try await rig.readyTag()
+        let period = try need(service.characteristic(AccelerometerUUIDs.period), "period")
+        rig.simulator.inject(MethodFault("org.bluez.GattCharacteristic1.ReadValue", action: .noReply))
+        let read = period.read(timeout: .milliseconds(100))
+        try await withDeadline(.seconds(10), "the read held by the simulator") {
+            await rig.simulator.waitForHeldCalls(atLeast: 1)
+        }
+        // A busy machine can stall a test this long between two steps: the call's real-time
+        // backstop (the deadline + the clock's margin) must not end it meanwhile.
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(!read.isCompleted, "the read ended on real time: \(String(describing: read.result))")
+        await rig.advance(by: .milliseconds(100))
+        let error = try #require(try await failure(of: read) as? PeripheralError)
+        #expect(error.kind == .timeout && error.timeout == .milliseconds(100), "\(error)")
+    }
+
     @Test("replies that arrive after their deadline are ignored: the call stays failed, the next call gets its own answer")
     func lateRepliesIgnored() async throws {
         let rig = try await CentralRig.start(manualClock: true)

@@ -81,4 +81,39 @@ struct ManualClockTests {
         #expect(count.withLock { $0 } == 3)
         #expect(clock.pendingCount == 0)
     }
+
+    @Test("waitForPending returns when the work is scheduled from another task, and when the waiting task is cancelled")
+    func waitForPending() async {
+        let clock = ManualClock()
+        let ended = Locked<[String]>([])
+        // Satisfied: the work arrives after the task waits.
+        let satisfied = Task {
+            await clock.waitForPending(atLeast: 2)
+            ended.withLock { $0.append("satisfied") }
+        }
+        // Never satisfied: only cancellation ends it (a test's time limit does that).
+        let cancelled = Task {
+            await clock.waitForPending(atLeast: 100)
+            ended.withLock { $0.append("cancelled") }
+        }
+        clock.schedule(after: .seconds(1)) {}
+        clock.schedule(after: .seconds(2)) {}
+        await satisfied.value
+        #expect(ended.withLock { $0 } == ["satisfied"])
+        cancelled.cancel()
+        await cancelled.value
+        #expect(ended.withLock { $0 } == ["satisfied", "cancelled"])
+        // A task cancelled before it waits does not wait.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await clock.waitForPending(atLeast: 100)
+        }
+        await early.value
+    }
+
+    @Test("a ManualClock's backstop margin is long: real time never decides before the test; the system clock's is 2 s")
+    func backstopMargins() {
+        #expect(ManualClock().backstop(for: .milliseconds(100)) == .milliseconds(100) + .seconds(120))
+        #expect(SystemClock.shared.backstop(for: .milliseconds(100)) == .milliseconds(2_100))
+    }
 }

@@ -157,7 +157,7 @@ extension CentralManager {
         guard let connection, !op.isFinished else { return releaseSlot(op) }
         let owner = tree?.status.owner
         let support = session.connectDeviceSupport
-        let callTimeout = max(op.deadline - clock.now, .seconds(1)) + .seconds(2)
+        let callTimeout = clock.backstop(for: max(op.deadline - clock.now, .seconds(1)))
         op.state.withLock { $0.connectDevicePending = true }
         Adapter1(connection: connection, path: op.adapter).connectDevice(
             address: op.address, addressType: op.addressType.rawValue, timeout: callTimeout

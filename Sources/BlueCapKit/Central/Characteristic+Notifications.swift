@@ -55,7 +55,7 @@ extension Characteristic {
 
     /// `AcquireNotify` for the start operation `op`.
     private func acquire(_ op: GattOperation<Characteristic>) {
-        proxy.acquireNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
+        proxy.acquireNotify(timeout: peripheral.clock.backstop(for: op.timeout ?? .seconds(10))) { [self] result in
             switch result {
             case .success(let (fd, mtu)):
                 let socket = NotificationSocket(fd: fd, mtu: mtu, connection: peripheral.connection, onData: { [weak self] data in
@@ -75,7 +75,7 @@ extension Characteristic {
 
     /// `StartNotify` for the start operation `op`, `afterRefusal` of its `AcquireNotify`.
     private func startNotify(_ op: GattOperation<Characteristic>, afterRefusal: Bool) {
-        proxy.startNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { [self] result in
+        proxy.startNotify(timeout: peripheral.clock.backstop(for: op.timeout ?? .seconds(10))) { [self] result in
             switch result {
             case .success: handle(.startNotifyReplied(op: op.id, afterRefusal: afterRefusal, ok: true), op)
             case .failure(let e): handle(.startNotifyReplied(op: op.id, afterRefusal: afterRefusal, ok: false), op, answer: e)
@@ -277,7 +277,7 @@ extension Characteristic {
                 if let op = named(id) { startNotify(op, afterRefusal: afterRefusal) }
             case .stopNotify(let id):
                 if let op = named(id) {
-                    proxy.stopNotify(timeout: GattOperationQueue.callTimeout(op.timeout ?? .seconds(10))) { result in op.complete(result) { _ in self } }
+                    proxy.stopNotify(timeout: peripheral.clock.backstop(for: op.timeout ?? .seconds(10))) { result in op.complete(result) { _ in self } }
                 }
             case .startSocket(let socket):
                 socket.start()

@@ -121,7 +121,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, promise: promise) { [self] op in
             if let stale = replacedError(operation) { return op.fail(stale) }
-            proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
+            proxy.readValue(timeout: peripheral.clock.backstop(for: timeout)) { result in
                 if case .success(let data) = result { self.received(data, via: .readReply) }
                 op.complete(result) { _ in self }
             }
@@ -138,7 +138,7 @@ public final class Characteristic: Sendable, Hashable, CustomStringConvertible {
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
             if let stale = replacedError(operation) { return op.fail(stale) }
-            proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: GattOperationQueue.callTimeout(timeout)) { result in
+            proxy.writeValue(data, type: type == .withResponse ? .request : .command, timeout: peripheral.clock.backstop(for: timeout)) { result in
                 op.complete(result) { _ in self }
             }
         }

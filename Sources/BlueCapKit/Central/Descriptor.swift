@@ -42,7 +42,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
         }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, access: .shared, timeout: timeout, promise: promise) { [self] op in
-            proxy.readValue(timeout: GattOperationQueue.callTimeout(timeout)) { result in
+            proxy.readValue(timeout: peripheral.clock.backstop(for: timeout)) { result in
                 if case .success(let data) = result { self.lastValue.withLock { $0 = data } }
                 op.complete(result) { _ in self }
             }
@@ -60,7 +60,7 @@ public final class Descriptor: Sendable, Hashable, CustomStringConvertible {
         }
         let proxy = self.proxy
         peripheral.operations.enqueue(operation, path: self.path.rawValue, timeout: timeout, promise: promise) { [self] op in
-            proxy.writeValue(data, timeout: GattOperationQueue.callTimeout(timeout)) { result in
+            proxy.writeValue(data, timeout: peripheral.clock.backstop(for: timeout)) { result in
                 if case .success = result { self.lastValue.withLock { $0 = data } }
                 op.complete(result) { _ in self }
             }

@@ -24,7 +24,7 @@ import Timing
 /// through its ``GattOperation``, which completes the caller's promise as it ends it: no path
 /// can end an operation and leave its caller waiting. The deadline runs from
 /// the operation's start, not from when it was queued; the D-Bus call itself carries a longer
-/// timeout (``callTimeout(_:)``) as a backstop. The queue holds at most ``limit`` entries.
+/// timeout (the clock's `backstop(for:)`) as a backstop. The queue holds at most ``limit`` entries.
 ///
 /// A running operation that BlueZ answers with "Not connected" reports the link gone to the
 /// handler set with ``whenLinkGone(_:)`` (the peripheral, which ends its connection): bluetoothd
@@ -103,10 +103,6 @@ final class GattOperationQueue: Sendable {
         self.maxConcurrentReads = maxConcurrentReads
         self.clock = clock
     }
-
-    /// The D-Bus timeout for a call whose deadline is `timeout`: later, so that the queue's own
-    /// timer (on the manager's clock) decides `.timeout`, and the call still ends if it never fires.
-    static func callTimeout(_ timeout: Duration) -> Duration { timeout + .seconds(2) }
 
     /// Queues an operation whose caller waits on `promise`; `promise` fails at once with `.busy`
     /// when the queue is full. When its turn comes, `start` runs with the ``GattOperation`` that

@@ -230,7 +230,7 @@ extension Peripheral {
         if !timerRunning { startAttemptTimer(attempt: attempt, timeout: timeout) }
         clearForeignPending()
         // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
-        Device1(connection: connection, path: path).connect(timeout: timeout + .seconds(2)) { [weak self] result in
+        Device1(connection: connection, path: path).connect(timeout: clock.backstop(for: timeout)) { [weak self] result in
             switch result {
             case .success:
                 self?.feed(.connectReplied(attempt: attempt, .ok))

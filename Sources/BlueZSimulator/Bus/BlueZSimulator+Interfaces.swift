@@ -63,10 +63,7 @@ extension BlueZSimulator {
             self?.held.removeAll { ObjectIdentifier($0.responder) == id }
         }
         held.append((responder, work))
-        let count = held.count
-        let woken = heldWaiters.filter { $0.count <= count }
-        heldWaiters.removeAll { $0.count <= count }
-        for w in woken { w.continuation.resume() }
+        heldWaiters.reached(held.count)
     }
 
     func objectManagerInterface() -> DBusInterface {

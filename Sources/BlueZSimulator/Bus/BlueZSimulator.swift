@@ -39,7 +39,7 @@ public final class BlueZSimulator: @unchecked Sendable {
     /// Responders held by the no-reply fault (bounded; released after `noReplyHold`).
     var held: [(responder: Responder, work: ClockTask)] = []
     /// Tasks waiting in ``waitForHeldCalls(atLeast:)``, with the count each waits for.
-    var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    let heldWaiters = CountWaiters()
     /// How long a never-answered call is held before it is dropped.
     public var noReplyHold: Duration = .seconds(30)
     var nameWatch: SignalSubscription?
@@ -183,8 +183,7 @@ public final class BlueZSimulator: @unchecked Sendable {
         for h in held { h.work.cancel() }
         held.removeAll()  // responders answer Failed as they go; their callers have long timed out
         // Nothing will be held any more: waiters go on (and find what they wanted did not happen).
-        for w in heldWaiters { w.continuation.resume() }
-        heldWaiters.removeAll()
+        heldWaiters.releaseAll()
     }
 }
 
@@ -272,15 +271,9 @@ extension BlueZSimulator {
     /// Suspends until at least `count` calls are held unanswered by the no-reply fault (at once
     /// if they are). A test calls it before ``clearFaults()`` when the calls it faults are sent
     /// from another thread: a call still in flight when the faults are cleared would be answered.
+    /// A cancelled task stops waiting.
     public func waitForHeldCalls(atLeast count: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = sync { _ -> Bool in
-                guard held.count < count else { return true }
-                heldWaiters.append((count, c))
-                return false
-            }
-            if ready { c.resume() }
-        }
+        await heldWaiters.wait(for: count) { [self] in sync { _ in held.count } }
     }
 
     /// Fault: the remote drops the link of the device at `path`.
