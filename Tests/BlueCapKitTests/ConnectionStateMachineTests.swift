@@ -117,7 +117,9 @@ struct ConnectionStateMachineTests {
         row(m(.connecting(attempt: 3), inFlight: 1, pending: true), .disconnectReplied(linkDown: false), connecting, []),
         row(connecting, .linkDown(serviceGone: false), connecting, [.failPending(serviceGone: false)]),
         row(connecting, .deviceRemoved(serviceGone: true), idle,
-            [.cancelAttemptTimer, .failAttempt(serviceGone: true), .failPending(serviceGone: true)]),
+            [.cancelAttemptTimer, .failAttempt, .failPending(serviceGone: true)]),
+        // The device object removed (an unpaired device after a drop): the attempt looks for it.
+        row(connecting, .deviceRemoved(serviceGone: false), connecting, [.failPending(serviceGone: false), .awaitDevice(attempt: 3)]),
         row(connecting, .disconnectRequested(deviceConnected: false), m(.idle, attempt: 4, inFlight: 1),
             [.cancelAttemptTimer, .sendDisconnect, .emit(.forceDisconnect)]),
         row(connecting, .terminate(deviceConnected: false), terminated, [.cancelAttemptTimer, .tearDown(disconnect: true)]),

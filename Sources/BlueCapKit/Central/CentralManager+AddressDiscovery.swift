@@ -60,14 +60,30 @@ extension CentralManager {
         if removed { applyDiscovery(on: op.adapter, start: false) }
     }
 
+    /// A peripheral's connection attempt waits for its device object (bluetoothd removed it):
+    /// a discovery for the address its path carries runs on its adapter while `on` (counted:
+    /// each `true` is ended by one `false`). The peripheral connects when the object is back.
+    func setDeviceSearch(for peripheral: Peripheral, _ on: Bool) {
+        let address = peripheral.discoveredAddress.uppercased(), adapter = peripheral.adapterPath
+        let changed = inner.withLock { s -> Bool in
+            var counts = s.deviceSearches[adapter] ?? [:]
+            let before = counts[address] ?? 0
+            guard on || before > 0 else { return false }
+            counts[address] = on ? before + 1 : (before > 1 ? before - 1 : nil)
+            s.deviceSearches[adapter] = counts.isEmpty ? nil : counts
+            return (before == 0) == on
+        }
+        if changed { applyDiscovery(on: adapter, start: on) }
+    }
+
     /// Whether a search by address or a scan of this manager needs the discovery on `adapter`.
     func needsDiscovery(on adapter: ObjectPath) -> Bool {
-        inner.withLock { !($0.addressSearches[adapter]?.isEmpty ?? true) || $0.scan?.adapter == adapter }
+        inner.withLock { !$0.searchedAddresses(on: adapter).isEmpty || $0.scan?.adapter == adapter }
     }
 
     /// Whether searches by address of this manager run on `adapter`.
     func hasAddressSearches(on adapter: ObjectPath) -> Bool {
-        inner.withLock { !($0.addressSearches[adapter]?.isEmpty ?? true) }
+        inner.withLock { !$0.searchedAddresses(on: adapter).isEmpty }
     }
 
     // MARK: - bluetoothd's discovery session
@@ -80,7 +96,7 @@ extension CentralManager {
         guard let connection else { return }
         let proxy = Adapter1(connection: connection, path: adapter)
         let (searches, scan) = inner.withLock { s in
-            (s.addressSearches[adapter] ?? [], s.scan.flatMap { $0.adapter == adapter ? $0 : nil })
+            (s.searchedAddresses(on: adapter), s.scan.flatMap { $0.adapter == adapter ? $0 : nil })
         }
         if searches.isEmpty {
             if let scan {
@@ -124,7 +140,7 @@ extension CentralManager {
 
     /// The filter a scan sets: its own, or the merged one while searches by address run.
     func scanDiscoveryFilter(_ scan: ScanSession) -> Adapter1.DiscoveryFilter {
-        let searches = inner.withLock { $0.addressSearches[scan.adapter] ?? [] }
+        let searches = inner.withLock { $0.searchedAddresses(on: scan.adapter) }
         return searches.isEmpty ? scan.filter : discoveryFilter(searches: searches, scan: scan)
     }
 

@@ -47,6 +47,14 @@ public final class CentralManager: Sendable {
         var addressConnects: [String: AddressConnect] = [:]
         /// The addresses a discovery of ours looks for, per adapter (CentralManager+AddressDiscovery).
         var addressSearches: [ObjectPath: Set<String>] = [:]
+        /// The addresses of peripherals whose connection attempt waits for their device object,
+        /// per adapter, with how many wait (CentralManager+AddressDiscovery).
+        var deviceSearches: [ObjectPath: [String: Int]] = [:]
+
+        /// Every address a discovery of ours looks for on `adapter`.
+        func searchedAddresses(on adapter: ObjectPath) -> Set<String> {
+            (addressSearches[adapter] ?? []).union(deviceSearches[adapter].map { Set($0.keys) } ?? [])
+        }
     }
     let inner = Locked(State())
 
@@ -160,7 +168,8 @@ public final class CentralManager: Sendable {
         guard let connection, let tree else { return nil }
         let (p, created) = inner.withLock { s -> (Peripheral, Bool) in
             if let p = s.peripherals[path] { return (p, false) }
-            let p = Peripheral(path: path, session: session, connection: connection, tree: tree, context: context) { [weak self] p in
+            let p = Peripheral(path: path, session: session, connection: connection, tree: tree, context: context,
+                               deviceSearch: { [weak self] p, on in self?.setDeviceSearch(for: p, on) }) { [weak self] p in
                 self?.inner.withLock { s in if s.peripherals[p.path] === p { s.peripherals.removeValue(forKey: p.path) } }
             }
             s.peripherals[path] = p

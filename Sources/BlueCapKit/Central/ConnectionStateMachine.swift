@@ -97,8 +97,12 @@ struct ConnectionStateMachine: Equatable {
         case emit(ConnectionEvent)
         /// Push the `Connect` error on the stream (the stream goes on).
         case reportConnectFailure
-        /// Push "the device object was removed" (or "bluetoothd left") for the pending attempt.
-        case failAttempt(serviceGone: Bool)
+        /// Push "bluetoothd left the bus" for the pending attempt.
+        case failAttempt
+        /// The device object is gone while `attempt` runs: look for the device (a discovery for
+        /// its address) and send `Device1.Connect` once its object is back; the attempt's timer
+        /// still decides `.timeout`.
+        case awaitDevice(attempt: Int)
         /// The link is gone: fail pending operations, turn characteristics' notifications off.
         case failPending(serviceGone: Bool)
         /// Turn on again the notifications that were on before the link dropped.
@@ -257,9 +261,15 @@ struct ConnectionStateMachine: Equatable {
             guard phase == .connected else { return [] }
             return [.disconnectLink] + linkLost(serviceGone: false)
         case .deviceRemoved(let serviceGone):
-            guard case .connecting = phase else { return linkLost(serviceGone: serviceGone) }
-            phase = .idle
-            return [.failAttempt(serviceGone: serviceGone), .failPending(serviceGone: serviceGone)]
+            guard case .connecting(let a) = phase else { return linkLost(serviceGone: serviceGone) }
+            guard !serviceGone else {
+                phase = .idle
+                return [.failAttempt, .failPending(serviceGone: true)]
+            }
+            // bluetoothd removed the device object (an unpaired device after its link dropped,
+            // another client's RemoveDevice): the attempt goes on, looking for the device until
+            // it is heard again or the attempt's timer fires.
+            return [.failPending(serviceGone: false), .awaitDevice(attempt: a)]
         case .disconnectRequested(let deviceConnected):
             switch phase {
             case .unopened, .idle:

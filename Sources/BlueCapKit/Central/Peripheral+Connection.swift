@@ -32,7 +32,11 @@ extension Peripheral {
     /// and the third `.giveUp`; with the default 0 the first timeout (or drop) yields `.giveUp`.
     ///
     /// Transient BlueZ errors are retried inside the attempt with backoff; other `Connect`
-    /// failures are pushed as a failed ``PeripheralError`` (the stream goes on). A new `connect`
+    /// failures are pushed as a failed ``PeripheralError`` (the stream goes on). An attempt that
+    /// finds no device object (bluetoothd removed it after the link dropped, as it does for an
+    /// unpaired device it no longer hears, or another client called `Adapter1.RemoveDevice`)
+    /// looks for the device with a discovery for its address and connects once the object is
+    /// back: `.connect` when the peer returns within `connectionTimeout`, else `.timeout`. A new `connect`
     /// finishes the previous stream. The stream keeps its last `capacity` events for replay.
     public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration = .seconds(10),
                         capacity: Int = 10) -> FutureStream<ConnectionUpdate> {
@@ -133,6 +137,7 @@ extension Peripheral {
         endedTimer?.cancel()
         previous?.finish()
         for action in actions { perform(action, stream: stream, newStream: newStream, connectError: connectError) }
+        endDeviceSearchIfAttemptOver()
         session.foreignLinksMayHaveChanged()
     }
 
@@ -203,10 +208,11 @@ extension Peripheral {
             } else {
                 stream?.failure(connectError ?? PeripheralError(connectFailure(nil), operation: Self.connectOperation, path: identifier))
             }
-        case .failAttempt(let serviceGone):
-            stream?.failure(PeripheralError(kind: serviceGone ? .serviceUnavailable : .disconnected,
-                                            operation: "Peripheral.connect (org.bluez.Device1.Connect)", path: identifier,
-                                            message: serviceGone ? "bluetoothd left the bus" : "the device object was removed"))
+        case .failAttempt:
+            stream?.failure(PeripheralError(kind: .serviceUnavailable, operation: Self.connectOperation, path: identifier,
+                                            message: "bluetoothd left the bus"))
+        case .awaitDevice(let attempt):
+            awaitDevice(attempt: attempt)
         case .failPending(let serviceGone):
             let kind: PeripheralError.Kind = serviceGone ? .serviceUnavailable : .disconnected
             failPending(kind, message: serviceGone ? "bluetoothd left the bus" : "the link dropped")
@@ -222,20 +228,30 @@ extension Peripheral {
 
     /// The attempt's connection slot is held: starts its timer (on the first `Connect` of the
     /// attempt: a retry after a transient error keeps it) and calls `org.bluez.Device1.Connect`.
-    private func slotGranted(attempt: Int, timeout: Duration) {
-        let (current, timerRunning) = state.withLock { s in
-            (s.connection.phase == .connecting(attempt: attempt), s.attemptTimer?.attempt == attempt)
+    func slotGranted(attempt: Int, timeout: Duration) {
+        let (current, timerRunning, present, call) = state.withLock { s in
+            let current = s.connection.phase == .connecting(attempt: attempt)
+            if current { s.connectCall += 1 }
+            return (current, s.attemptTimer?.attempt == attempt, s.objectPresent, s.connectCall)
         }
         guard current else { return }
         if !timerRunning { startAttemptTimer(attempt: attempt, timeout: timeout) }
+        // No device object (bluetoothd removed it after the link dropped): nothing to connect
+        // until the device is heard again.
+        guard present else { return awaitDevice(attempt: attempt) }
         clearForeignPending()
         // The D-Bus call may outlive our own timer; our timer decides `.timeout`.
         Device1(connection: connection, path: path).connect(timeout: clock.backstop(for: timeout)) { [weak self] result in
+            guard let self, self.state.withLock({ $0.connectCall == call }) else { return }
             switch result {
             case .success:
-                self?.feed(.connectReplied(attempt: attempt, .ok))
+                self.feed(.connectReplied(attempt: attempt, .ok))
             case .failure(let error):
-                guard let self else { return }
+                // The object went away under the call (its InterfacesRemoved may come after
+                // the answer): the attempt waits for the device as it would have from the signal.
+                if error.kind == .unknownObject || !self.state.withLock({ $0.objectPresent }) {
+                    return self.awaitDevice(attempt: attempt)
+                }
                 if error.isTransient { BlueZLog.debug("\(self.identifier) Connect: \(error); retrying after a backoff") }
                 self.feed(.connectReplied(attempt: attempt, error.isTransient ? .transient : .failed),
                           connectError: PeripheralError(error, operation: Self.connectOperation, path: self.identifier))

@@ -47,6 +47,9 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     let operations: GattOperationQueue
     /// Removes the peripheral from its manager (set by the manager; called through `forget(_:)`).
     let unlist: @Sendable (Peripheral) -> Void
+    /// Starts (true) or ends (false) the manager's search for the device while a connection
+    /// attempt waits for its object (set by the manager).
+    let deviceSearch: @Sendable (Peripheral, Bool) -> Void
 
     struct Waiter {
         let check: @Sendable () -> Bool
@@ -111,6 +114,12 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         /// Whether BlueZ has the device's object: false from its `InterfacesRemoved` (removed,
         /// bluetoothd gone, adapter gone) until it is published again.
         var objectPresent = true
+        /// The connection attempt waiting for the device object to come back (see
+        /// ``ConnectionStateMachine/Action/awaitDevice(attempt:)``): a search for the device runs.
+        var awaitingDevice: Int?
+        /// Counts the attempts' `Device1.Connect` calls: an answer to any but the latest is stale
+        /// (bluetoothd drops a Connect unanswered when it removes the device object).
+        var connectCall = 0
         /// Whether the device's state is followed: its object exists and the peripheral is not
         /// terminated. The one rule every public state property follows: while not live, the
         /// state reads as none (no link, no bond, no services, not notifying), because that is
@@ -136,6 +145,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
     let state: Locked<State>
 
     init(path: ObjectPath, session: BluetoothSession, connection: Connection, tree: ObjectTree, context: any ExecutionContext,
+         deviceSearch: @escaping @Sendable (Peripheral, Bool) -> Void = { _, _ in },
          forget: @escaping @Sendable (Peripheral) -> Void) {
         let clock = session.clock
         self.path = path
@@ -147,6 +157,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
         self.clock = clock
         self.operations = GattOperationQueue(clock: clock)
         self.unlist = forget
+        self.deviceSearch = deviceSearch
         let props = Device1.Properties(tree.properties(at: path, interface: Device1.interface) ?? [:], path: path)
         self.discoveredAddress = Peripheral.address(from: path)
         var initial = State(properties: props, lastRSSI: props.rssi)
@@ -173,6 +184,12 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
 
     /// Removes `peripheral` (self) from its manager's list.
     func forget(_ peripheral: Peripheral) { unlist(peripheral) }
+
+    /// The adapter's path from the device path: `/org/bluez/hci0` for `/org/bluez/hci0/dev_…`.
+    var adapterPath: ObjectPath {
+        let parent = path.rawValue.split(separator: "/").dropLast().joined(separator: "/")
+        return (try? ObjectPath("/" + parent)) ?? path
+    }
 
     static func address(from path: ObjectPath) -> String {
         let last = path.rawValue.split(separator: "/").last ?? ""
@@ -287,6 +304,7 @@ public final class Peripheral: Sendable, Hashable, CustomStringConvertible {
             let before = pairingState
             refreshProperties()
             if pairingState != before { pairingPropertiesChanged() }
+            deviceObjectBack()
         case .interfacesRemoved(let p, let names) where p == path && names.contains(Device1.interface):
             let before = pairingState
             state.withLock { $0.objectPresent = false; $0.properties.connected = false; $0.properties.servicesResolved = false; $0.awaitingLinkDownSignal = false }

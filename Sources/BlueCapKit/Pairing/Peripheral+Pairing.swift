@@ -167,7 +167,7 @@ extension Peripheral {
     /// answered: bluetoothd 5.55 removes a connected device only when its ATT channel closes,
     /// which took 30 s in the VM tier, while a disconnected one goes at once.
     func removeDevice(_ operation: String, timeout: Duration, then: @escaping @Sendable () -> Void) -> Future<Void> {
-        let adapterPath = state.withLock { $0.properties.adapter } ?? parentPath
+        let adapterPath = state.withLock { $0.properties.adapter } ?? adapterPath
         let devicePath = path
         let linked = isConnected || state.withLock { $0.properties.connected == true }
         if linked { disconnect() }
@@ -180,12 +180,6 @@ extension Peripheral {
     }
 
     // MARK: - Calls
-
-    /// `/org/bluez/hci0` for `/org/bluez/hci0/dev_…`.
-    private var parentPath: ObjectPath {
-        let parent = path.rawValue.split(separator: "/").dropLast().joined(separator: "/")
-        return (try? ObjectPath("/" + parent)) ?? path
-    }
 
     /// Runs one `Device1` call; the future completes on the manager's context with the
     /// failure mapped to a ``PeripheralError`` naming `operation`.
