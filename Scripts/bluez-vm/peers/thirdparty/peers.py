@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 
 from bumble import l2cap
 from bumble.att import ATT_Error, Attribute
@@ -311,3 +312,41 @@ class GattEdge:
         for n in range(1, 6):
             await self.device.indicate_subscriber(connection, self.indicate_char, bytes([n]))
             self.indicated += 1
+
+
+# MARK: - link faults
+
+class Vanisher:
+    """A peer that vanishes in the middle of a write, as one does when it goes out of range: each
+    write to B1CA0011 is never answered; the link to the central goes down as on a supervision
+    timeout (the bridge, told with SIGUSR1 at `bridge_pid`, takes it down and reports reason 0x08
+    to the kernel); the peer stays silent, not advertising, for `away` seconds, then advertises
+    again and takes the central's reconnection. B1CA0012 reads b'here'. Service B1CA0000, as
+    GattEdge's, so that the VMTests find it the same way."""
+
+    def __init__(self, device: Device, bridge_pid: int, away: float = 5.0) -> None:
+        self.device, self.bridge_pid, self.away = device, bridge_pid, away
+        self.vanished = 0
+        self.links = 0
+        vanish = Characteristic(edge_uuid(0x11), P.WRITE, Attribute.WRITEABLE, CharacteristicValue(write=self._vanish))
+        here = Characteristic(edge_uuid(0x12), P.READ, Attribute.READABLE, b'here')
+        device.add_service(Service(edge_uuid(0), [vanish, here]))
+
+        def on_connection(connection) -> None:
+            self.links += 1
+            connection.on('disconnection', lambda _reason: asyncio.ensure_future(self._return()))
+        device.on('connection', on_connection)
+
+    async def advertise(self) -> None:
+        await advertise_legacy(self.device, edge_uuid(0), 'Vanisher', auto_restart=False)
+
+    async def _vanish(self, _connection, _value: bytes) -> None:
+        self.vanished += 1
+        os.kill(self.bridge_pid, signal.SIGUSR1)
+        await asyncio.sleep(60)   # never answered: the link is gone long before
+
+    async def _return(self) -> None:
+        await asyncio.sleep(self.away if self.vanished else 0)
+        with contextlib.suppress(Exception):
+            await self.advertise()
+

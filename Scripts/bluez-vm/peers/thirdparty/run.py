@@ -345,6 +345,24 @@ async def peer_disconnects_at_once(ctx: Context) -> None:
                     f'exit {r.rc}', r.text())
 
 
+@scenario('supervision-timeout')
+async def supervision_timeout(ctx: Context) -> None:
+    """The peer vanishes mid-write, its link ending as on a supervision timeout (reason 0x08),
+    and advertises again 5 s later: the write fails when the link goes (not at its timeout),
+    the connection reports .disconnect, and reconnect() brings .connect once the peer is back,
+    whatever bluetoothd did with the device object meanwhile; a read works after
+    (VMTests' ThirdPartyLinkTests)."""
+    pid = int(os.environ.get('BLUECAP_THIRDPARTY_BRIDGE_PID') or 0)
+    if not ctx.tally.check('supervision-timeout: the bridge to signal is known', pid > 0,
+                           'BLUECAP_THIRDPARTY_BRIDGE_PID unset (steps/thirdparty sets it)'):
+        return
+    async with tier.bumble_device('Vanisher') as device:
+        peer = peers.Vanisher(device, pid)
+        await peer.advertise()
+        await swift_suite(ctx, 'supervision-timeout', 'ThirdPartyLinkTests', ['supervisionTimeoutMidWrite', 'deviceObjectGoneAfterVanishing'], device)
+    print(f'thirdparty: supervision-timeout: the peer vanished {peer.vanished} time(s), {peer.links} link(s)', flush=True)
+
+
 # MARK: - 7. L2CAP CoC
 
 @scenario('l2cap-bumble-server', subset=True)
