@@ -9,6 +9,7 @@ BVM_CACHE=${BLUEZ_VM_CACHE:-$BVM_REPO/.build/bluez-vm}      # gitignored (.build
 BVM_KROOT=$BVM_CACHE/kernel                                 # unpacked Debian kernel package
 BVM_INITRD=$BVM_CACHE/initramfs.cpio.gz
 BVM_BTVIRT=$BVM_CACHE/btvirt                                # patched btvirt (see patches/)
+BVM_SNOOP=$BVM_CACHE/hci-snoop                              # guest/hci-snoop.c: btmon -w, undecoded
 BVM_RUNS=$BVM_CACHE/runs                                    # one directory per VM run
 BVM_TP_VENV=$BVM_CACHE/thirdparty-venv                      # bumble + rootcanal (peers/thirdparty)
 BVM_TP_REQUIREMENTS=$BVM_HOME/peers/thirdparty/requirements.txt

@@ -354,7 +354,7 @@ async def supervision_timeout(ctx: Context) -> None:
     (VMTests' ThirdPartyLinkTests)."""
     pid = int(os.environ.get('BLUECAP_THIRDPARTY_BRIDGE_PID') or 0)
     if not ctx.tally.check('supervision-timeout: the bridge to signal is known', pid > 0,
-                           'BLUECAP_THIRDPARTY_BRIDGE_PID unset (steps/thirdparty sets it)'):
+                           f'pid {pid}' if pid else 'BLUECAP_THIRDPARTY_BRIDGE_PID unset (steps/thirdparty sets it)'):
         return
     async with tier.bumble_device('Vanisher') as device:
         peer = peers.Vanisher(device, pid)
