@@ -53,7 +53,9 @@ struct ReconnectAfterTeardownTests {
         let (rig, p, events) = try await Self.disconnected(window: .milliseconds(250))
         defer { rig.stop() }
         p.reconnect()
-        try await waitUntil("reconnected", timeout: .seconds(5)) { p.isConnected }
+        // The event, not isConnected: the state turns connected before `.connect` is pushed.
+        try await events.events.wait(for: 3, timeout: .seconds(5))
+        #expect(p.isConnected)
         #expect(events.events.items == [.connect, .forceDisconnect, .connect], "\(events.events.items)")
         #expect(events.failures.items.isEmpty, "\(events.failures.items)")
     }

@@ -196,6 +196,11 @@ extension SimulatorCore {
         }
         store.set(device.path, "org.bluez.Device1", "Connected", .bool(false))
         peer?.connectionChanged(central: ctx, connected: false)
+        // Neither paired nor trusted: temporary again, removed TemporaryTimeout from now.
+        if !device.isCentralMirror, !isPaired(device.path),
+           store.property(device.path, "org.bluez.Device1", "Trusted") != .bool(true) {
+            armTemporaryRemoval(device)
+        }
     }
 
     /// Fault: the remote drops the link (supervision timeout): BlueZ order, no caller to answer.

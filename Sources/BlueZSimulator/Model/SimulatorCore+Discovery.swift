@@ -79,13 +79,27 @@ extension SimulatorCore {
             guard device.link == .disconnected, store.property(device.path, "org.bluez.Device1", "Paired") == .bool(false) else { continue }
             if device.peer?.advertisement?.connectable == false {
                 forget(device)
-            } else if let timeout = temporaryDeviceTimeout {
-                device.temporaryWork?.cancel()
-                device.temporaryWork = clock.schedule(after: timeout) { [weak self, weak device] in
-                    guard let self, let device, device.link == .disconnected, self.adapters[device.adapter]?.discovering != true else { return }
-                    self.forget(device)
-                }
+            } else {
+                armTemporaryRemoval(device)
             }
+        }
+    }
+
+    /// bluetoothd's temporary timer (`TemporaryTimeout`, ``temporaryDeviceTimeout``): a device
+    /// neither paired nor trusted that is not connected when it passes is removed, unless a
+    /// discovery runs on its adapter then (bluetoothd restarts the timer each time a discovery
+    /// hears it; the discovery's end arms it again). Armed when a discovery ends and when the
+    /// link of such a device drops: bluetoothd (5.55 to 5.82) ends the "bonding attempt" of a
+    /// disconnected device with status 0x0e, and device_bonding_failed makes a device that is
+    /// neither paired nor trusted temporary again.
+    func armTemporaryRemoval(_ device: DeviceState) {
+        guard let timeout = temporaryDeviceTimeout else { return }
+        device.temporaryWork?.cancel()
+        device.temporaryWork = clock.schedule(after: timeout) { [weak self, weak device] in
+            guard let self, let device, device.link == .disconnected, !self.isPaired(device.path),
+                  self.store.property(device.path, "org.bluez.Device1", "Trusted") != .bool(true),
+                  self.adapters[device.adapter]?.discovering != true else { return }
+            self.forget(device)
         }
     }
 

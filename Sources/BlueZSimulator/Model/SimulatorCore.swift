@@ -50,7 +50,9 @@ public final class SimulatorCore: @unchecked Sendable {
     public var connectDeviceTimeout: Duration = .seconds(2)
     /// How often a pending `ConnectDevice` looks again for its address (the kernel's scan window).
     public var connectDeviceScanWindow: Duration = .milliseconds(100)
-    /// How long bluetoothd keeps a temporary (never connected) device after discovery stops.
+    /// bluetoothd's `TemporaryTimeout`: how long it keeps a temporary device, one never
+    /// connected after discovery stops, or one neither paired nor trusted after its link
+    /// dropped, before removing its object (nil: never).
     public var temporaryDeviceTimeout: Duration? = .seconds(30)
     /// Negotiated MTU cap of the simulated controllers.
     public var maximumMTU: UInt16 = 517
