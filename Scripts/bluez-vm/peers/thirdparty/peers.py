@@ -245,7 +245,14 @@ class GattEdge:
     (long reads, prepared writes at a small MTU), a read answered with ATT error 0x80, a read
     whose first request is never answered (60 s, past bluetoothd's 30 s ATT timeout), and an
     indicate-only characteristic that sends 1..5 once indications are on. `mtu` caps the ATT MTU
-    the server accepts (23: every value above 20 bytes takes several requests)."""
+    the server accepts (23: every value above 20 bytes takes several requests).
+
+    The database also changes on demand, as a firmware that adds or drops a feature at run time:
+    the last service is B1CA0100 (char B1CA0101 reads b'before'); a write to B1CA0007 replaces
+    it, at the same handles, with B1CA0200 (B1CA0201 reads b'after'), the next write puts the
+    first back, and each swap is indicated to the writer as Service Changed over the service's
+    first handle to 0xFFFF, as the specification asks of a server, only when the client
+    subscribed to it (`changes_indicated`; `changes_unsubscribed` counts swaps nobody heard)."""
 
     def __init__(self, device: Device, mtu: int = 517) -> None:
         self.long_value = bytes(i % 251 for i in range(400))
@@ -262,14 +269,45 @@ class GattEdge:
         self.flood_done = False
         flood_count = Characteristic(edge_uuid(6), P.READ, Attribute.READABLE,
                                      CharacteristicValue(read=lambda _c: (self.flooded if self.flood_done else 0xFFFFFFFF).to_bytes(4, 'little')))
+        swap_char = Characteristic(edge_uuid(7), P.WRITE, Attribute.WRITEABLE, CharacteristicValue(write=self._write_swap))
         device.add_service(Service(edge_uuid(0), [long_char, error_char, silent_char, self.indicate_char,
-                                                  self.flood_char, flood_count]))
+                                                  self.flood_char, flood_count, swap_char]))
+        self.swaps = self.changes_indicated = self.changes_unsubscribed = 0
+        # last in the database: a swap takes it out and puts the other in at the same handles
+        self.swappable = self._swappable()
+        device.add_service(self.swappable)
         self.indicate_char.on('subscription', self._subscription)
         self.flood_char.on('subscription', self._flood_subscription)
         self.device = device
 
     def _write_long(self, _c, value: bytes) -> None:
         self.long_value = bytes(value)
+
+    def _swappable(self) -> Service:
+        """B1CA0100 (reads b'before') after an even number of swaps, B1CA0200 (b'after') after
+        an odd one."""
+        base, value = (0x200, b'after') if self.swaps % 2 else (0x100, b'before')
+        return Service(edge_uuid(base), [Characteristic(edge_uuid(base + 1), P.READ, Attribute.READABLE, value)])
+
+    def _write_swap(self, connection, _value: bytes) -> None:
+        # after the Write Response has gone out: the indication comes as a separate event
+        asyncio.get_running_loop().call_later(0.2, lambda: asyncio.ensure_future(self._swap(connection)))
+
+    async def _swap(self, connection) -> None:
+        server = self.device.gatt_server
+        first = self.swappable.handle
+        server.attributes = [a for a in server.attributes if a.handle < first]
+        server.attributes_by_handle.clear()
+        server.services.remove(self.swappable)
+        self.swaps += 1
+        self.swappable = self._swappable()
+        server.add_service(self.swappable)
+        changed = self.device.gatt_service.service_changed_characteristic
+        if not server.subscribers.get(connection, {}).get(changed.handle):
+            self.changes_unsubscribed += 1
+            return
+        await self.device.indicate_subscriber(connection, changed, first.to_bytes(2, 'little') + (0xFFFF).to_bytes(2, 'little'))
+        self.changes_indicated += 1
 
     @staticmethod
     def _read_error(_c) -> bytes:

@@ -302,10 +302,13 @@ async def gatt_edge(ctx: Context, mtu: int, tests: list[str]) -> None:
         edge = peers.GattEdge(device, mtu=mtu)
         await peers.advertise_legacy(device, peers.edge_uuid(0), f'Edge{mtu}')
         await swift_suite(ctx, f'gatt-edge-{mtu}', 'ThirdPartyGATTTests', tests, device, {'BLUECAP_THIRDPARTY_MTU': str(mtu)})
-    print(f'thirdparty: gatt-edge-{mtu}: the peer answered {edge.silent_reads} silent reads, sent {edge.indicated} indications, {edge.flooded} flood notifications', flush=True)
+    print(f'thirdparty: gatt-edge-{mtu}: the peer answered {edge.silent_reads} silent reads, sent {edge.indicated} indications, '
+          f'{edge.flooded} flood notifications; its database changed {edge.swaps} time(s), Service Changed indicated '
+          f'{edge.changes_indicated} time(s), {edge.changes_unsubscribed} with no subscriber', flush=True)
 
 
-GATT_TESTS = ['longValues', 'attErrorMapped', 'silentPeerRecovers', 'indications', 'notificationFloodAccounting']
+GATT_TESTS = ['longValues', 'attErrorMapped', 'silentPeerRecovers', 'indications', 'notificationFloodAccounting',
+              'servicesChangedWhileConnected']
 
 
 @scenario('gatt-edge-517')
