@@ -37,7 +37,7 @@ export PATH := $(dir $(SWIFT)):$(PATH)
 # example, mosquitto for its tests and its --simulate, mosquitto-clients to watch it by hand).
 APT_BUILD := libdbus-1-dev pkg-config dbus python3-dbus python3-gi libmosquitto-dev mosquitto mosquitto-clients
 
-.PHONY: all build deps docs test test-bus examples-package test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
+.PHONY: all build deps docs test vm-setup-ahead test-bus examples-package test-vm tsan asan asan-if-changed fuzz fuzz-merge soak soak-vm demo bench clean
 
 all: build
 
@@ -53,10 +53,16 @@ build: deps
 ## bluetoothd, and the VMTests target) on every bluetoothd our users run: Debian 12's 5.66 and
 ## Debian 13's 5.82 in full, Debian 11's 5.55 for the subset (smoke, examples, connect / read /
 ## write / notify, reconnection, pairing); BLUEZ_VERSIONS narrows it (e.g. BLUEZ_VERSIONS=5.66).
+## The VM tier's setup (kernel, each version's bluetoothd, the third-party venv) starts first, in
+## the background at the lowest priority (Scripts/bluez-vm/setup-ahead): its downloads and builds
+## overlap with the first tiers, and test-vm waits for it.
 BLUEZ_VERSIONS ?= 5.66 5.82 5.55:subset
-test: test-bus examples-package docs
+test: deps vm-setup-ahead test-bus examples-package docs
 	$(SWIFT) build --build-tests
 	BLUEZ_VERSIONS="$(BLUEZ_VERSIONS)" Scripts/bluez-vm/test-vm
+
+vm-setup-ahead:
+	@Scripts/bluez-vm/setup-ahead "$(BLUEZ_VERSIONS)"
 
 ## docs: DocC archives for BlueCapKit, BlueZSimulator, Futures, Timing and BlueCapTesting in .build/docs
 ## (static hosting). Fails when a public symbol declared in Sources/ lacks a doc comment
