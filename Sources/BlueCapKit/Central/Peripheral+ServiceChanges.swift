@@ -15,9 +15,10 @@ extension Peripheral {
     /// of a new connection are not a change (use ``discoverServices(_:timeout:)``), nor is their
     /// going away when the link drops.
     ///
-    /// The removals and additions BlueZ makes within 100 ms come as one change; a Service Changed
-    /// that BlueZ handles in slower steps (removing the old range, then adding what it read from
-    /// the device over the air) may come as two. Removed services' ``Service`` objects and their
+    /// The removals and additions BlueZ makes within 100 ms come as one change. A Service Changed
+    /// indication usually comes as two: bluetoothd removes the changed range's services at once,
+    /// then adds what it read from the device over the air (5.66 and 5.82 against a Bumble peer
+    /// swapping one service: the removal, then the addition). Removed services' ``Service`` objects and their
     /// characteristics are terminated before the change is pushed. The stream keeps the last `capacity` changes (`capacity` of the first
     /// call; at least 1) for a subscriber that comes later; older ones are dropped. It never ends
     /// while the peripheral exists, and finishes on ``terminate()``.

@@ -13,15 +13,13 @@ extension GattPublisher {
         return parts.joined(separator: ";")
     }
 
-    /// Moves `device`'s published objects from `old` to the peer's current database as
-    /// bluetoothd 5.55–5.82 do on a Service Changed indication (src/gatt-client.c
-    /// `btd_gatt_client_service_removed`/`_added`): the objects of each service that is gone or
-    /// different are removed (deepest first), then each new or different service is published;
-    /// unchanged services keep their objects. Device1.UUIDs follows.
-    func applyServiceChanged(_ device: DeviceState, old: GattDatabase, mtu: UInt16) {
+    /// The first half of what bluetoothd 5.55–5.82 do on a Service Changed indication
+    /// (src/gatt-client.c `btd_gatt_client_service_removed`): the objects of each service of `old`
+    /// that is gone from the peer's database or different there are removed (deepest first), with
+    /// their notification sessions and acquired sockets; unchanged services keep their objects.
+    func removeChangedServices(_ device: DeviceState, old: GattDatabase) {
         guard let db = device.peer?.database else { return }
         let newKeys = Set(db.services.map(Self.key))
-        let oldKeys = Set(old.services.map(Self.key))
         for s in old.services where !newKeys.contains(Self.key(s)) {
             let sp = BlueZPath.service(device: device.path, handle: s.handle)
             let handles = Set(s.characteristics.map(\.valueHandle))
@@ -37,7 +35,18 @@ extension GattPublisher {
             }
             device.gattPaths.removeAll { $0 == sp || $0.hasPrefix(sp + "/") }
         }
-        for s in db.services where !oldKeys.contains(Self.key(s)) { publishService(s, of: device, mtu: mtu) }
+    }
+
+    /// The second half, once bluetoothd has read the changed range from the device again
+    /// (`btd_gatt_client_service_added`): each service of the peer's database that `old` did not
+    /// have as it is now, and that is not published yet, is published; Device1.UUIDs follows.
+    func publishChangedServices(_ device: DeviceState, old: GattDatabase, mtu: UInt16) {
+        guard let db = device.peer?.database else { return }
+        let oldKeys = Set(old.services.map(Self.key))
+        for s in db.services where !oldKeys.contains(Self.key(s))
+            && !device.gattPaths.contains(BlueZPath.service(device: device.path, handle: s.handle)) {
+            publishService(s, of: device, mtu: mtu)
+        }
         store.set(device.path, "org.bluez.Device1", "UUIDs", .strings(Set(db.services.map(\.uuid)).sorted()))
     }
 }

@@ -44,7 +44,20 @@ extension SimulatorCore {
             guard let d = a.devices[address], d.peer === peer, d.link == .connected, !d.gattPaths.isEmpty else { continue }
             switch style {
             case .serviceChangedIndication:
-                gatt.applyServiceChanged(d, old: old, mtu: central(for: d).mtu)
+                // bluetoothd drops the changed range at once and reads it from the device again:
+                // the new services come serviceRediscoveryDelay later, on a link still up.
+                gatt.removeChangedServices(d, old: old)
+                d.rediscoveryWork?.cancel()
+                d.rediscoveryWork = nil
+                let rediscovered: @Sendable () -> Void = { [weak self, weak d] in
+                    guard let self, let d, d.link == .connected, d.peer === peer, !d.gattPaths.isEmpty else { return }
+                    self.gatt.publishChangedServices(d, old: old, mtu: self.central(for: d).mtu)
+                }
+                if serviceRediscoveryDelay > .zero {
+                    d.rediscoveryWork = clock.schedule(after: serviceRediscoveryDelay, rediscovered)
+                } else {
+                    rediscovered()
+                }
             case .reresolve:
                 setServicesResolved(d, false)
                 unpublishGatt(d)

@@ -54,6 +54,11 @@ public final class SimulatorCore: @unchecked Sendable {
     /// connected after discovery stops, or one neither paired nor trusted after its link
     /// dropped, before removing its object (nil: never).
     public var temporaryDeviceTimeout: Duration? = .seconds(30)
+    /// How long bluetoothd takes, after a Service Changed indication, to read the changed range
+    /// from the device again: the objects of the changed services go at once, the new ones come
+    /// this much later (zero: in the same moment). Against a Bumble peer over RootCanal,
+    /// bluetoothd 5.66 and 5.82 removed and added them as two separate steps.
+    public var serviceRediscoveryDelay: Duration = .milliseconds(200)
     /// Negotiated MTU cap of the simulated controllers.
     public var maximumMTU: UInt16 = 517
     /// Advertising instances each adapter supports.

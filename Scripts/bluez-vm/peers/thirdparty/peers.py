@@ -209,7 +209,9 @@ class PrivacyPeer:
     """A peer that uses BLE privacy: a SensorTag (its accelerometer service to read) advertising,
     connectable, from a resolvable private address made from its IRK, a new one each time a link
     ends (Bumble's own rotation does not run while it advertises), and bonding with Just Works,
-    handing over its IRK and its public identity address (Bumble's default key distribution)."""
+    handing over its IRK and its public identity address (Bumble's default key distribution).
+    `encrypted` counts the links whose encryption came up (a reconnection of a bond encrypts with
+    the stored keys, with no pairing)."""
 
     def __init__(self, device: Device, name: str) -> None:
         from bumble.hci import Address
@@ -218,10 +220,16 @@ class PrivacyPeer:
         self.pairing = Pairing(device, Pairing.NO_IO)
         self.addresses: list[str] = []
         self.links = 0
+        self.encrypted = 0   # links encrypted (with a pairing's keys or stored ones)
 
         def on_connection(connection) -> None:
             self.links += 1
             connection.on('disconnection', lambda _reason: asyncio.ensure_future(self.advertise()))
+
+            def on_encryption() -> None:
+                if connection.encryption:
+                    self.encrypted += 1
+            connection.on('connection_encryption_change', on_encryption)
         device.on('connection', on_connection)
 
     async def advertise(self) -> None:

@@ -444,13 +444,21 @@ async def privacy_identity(ctx: Context) -> None:
     found at a private address, paired, then known by its identity address (Peripheral.address)
     and reconnected after rotations through the same Peripheral, connect(address: identity) and
     retrievePeripherals; then bluetoothd and our process restart, and the bond is reused (no
-    second pairing). Last: it restarts bluetoothd. About 40 s after the whole set on 5.66 and
-    5.82; it once met bluetoothd 5.82's "Operation already in progress" answer to a Connect right
-    after the link went down (README lesson 36), which the library now retries."""
-    async with tier.bumble_device('PrivacyPeer') as device:
+    second pairing); then both sides restart (the peer a new controller with its keys from its
+    key file, bluetoothd again) and the bond still serves. Last: it restarts bluetoothd. About
+    40 s after the whole set on 5.66 and 5.82; it once met bluetoothd 5.82's "Operation already
+    in progress" answer to a Connect right after the link went down (README lesson 36), which
+    the library now retries."""
+    # The peer's bonds in a file (Bumble's JsonKeyStore, one namespace per controller address),
+    # as a device keeps them across its own restart.
+    keys = os.path.join(ctx.log, 'privacy-peer-keys.json')
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(keys)
+    env = {'BLUECAP_THIRDPARTY_NAME': 'PrivacyPeer'}
+    async with tier.bumble_device('PrivacyPeer', keystore=f'JsonKeyStore:{keys}') as device:
         peer = peers.PrivacyPeer(device, 'PrivacyPeer')
         await peer.advertise()
-        env = {'BLUECAP_THIRDPARTY_NAME': 'PrivacyPeer'}
+        identity = tier.address(device)
         await swift_suite(ctx, 'privacy-identity', 'ThirdPartyPrivacyTests', ['bondAndReconnectByIdentity'], device, env)
         # (the address after the last link may still be on its way)
         ctx.tally.check('privacy-identity: one pairing, the peer advertised from a new private address after each link',
@@ -461,6 +469,22 @@ async def privacy_identity(ctx: Context) -> None:
         await swift_suite(ctx, 'privacy-identity', 'ThirdPartyPrivacyTests', ['afterRestarts'], device, env)
         ctx.tally.check('privacy-identity: after the restarts the bond was reused (no new pairing)', peer.pairing.count == 1,
                         f'{peer.pairing.count} pairings, {peer.links} links, private addresses {peer.addresses}')
+    # Both sides restart: the peer's controller goes (its links with it) and a new one comes up
+    # with the keys from the file; bluetoothd restarts; our new process connects by the identity.
+    if not ctx.tally.check('privacy-identity: bluetoothd restarted with the peer gone', await restart_bluetoothd(ctx),
+                           'stopped, started, three adapters powered'):
+        return
+    async with tier.bumble_device('PrivacyPeer', keystore=f'JsonKeyStore:{keys}') as device:
+        # RootCanal gives a new controller the lowest free address: the peer's identity again
+        if not ctx.tally.check('privacy-identity: the restarted peer has its identity address again',
+                               tier.address(device) == identity, f'{tier.address(device)}, was {identity}'):
+            return
+        peer = peers.PrivacyPeer(device, 'PrivacyPeer')
+        await peer.advertise()
+        await swift_suite(ctx, 'privacy-identity (both restarted)', 'ThirdPartyPrivacyTests', ['afterRestarts'], device, env)
+        ctx.tally.check('privacy-identity: after both sides restarted the stored bond served (encrypted, no new pairing)',
+                        peer.pairing.count == 0 and peer.links >= 1 and peer.encrypted >= 1,
+                        f'{peer.pairing.count} pairings, {peer.links} links, {peer.encrypted} encrypted, private addresses {peer.addresses}')
 
 
 # MARK: - main
