@@ -89,6 +89,26 @@ struct ServiceChangeTests {
         #expect(change.removed.map(\.uuid) == [battery])
     }
 
+    @Test("two indications within serviceRediscoveryDelay: the services each one added are all published")
+    func twoChangesInARow() async throws {
+        let h = try await CentralRig.start()
+        defer { h.stop() }
+        h.simulator.add(simulatedSensorTag(tag, extraServiceFirst: true))
+        let (p, _, _) = try await h.ready(tag)
+        let changes = Collector<ServicesChange>()
+        p.whenServicesChange().onSuccess(context: .immediate) { changes.append($0) }
+        // The second keeps what the first added (same handles) and adds a thermometer after it.
+        let thermometer = BLEUUID("1809")
+        let again = changed.service("1809") { $0.characteristic("2A1C", flags: [.read], value: Data([1, 2, 3, 4, 5])) }
+        h.simulator.changeServicesWhileConnected(peripheral: tag, to: changed)
+        h.simulator.changeServicesWhileConnected(peripheral: tag, to: again)
+        var added: Set<BLEUUID> = []
+        while !added.isSuperset(of: [environment, thermometer]) {
+            added = Set(try await changes.wait(for: changes.items.count + 1).flatMap(\.added).map(\.uuid))
+        }
+        #expect(p.service(environment) != nil && p.service(thermometer) != nil && p.service(battery) == nil)
+    }
+
     @Test("forgetCachedServices takes the link down and removes the device; a new scan finds the same peripheral and connect discovers afresh")
     func forgetCachedServicesThenRediscover() async throws {
         let h = try await CentralRig.start()

@@ -98,9 +98,6 @@ final class DeviceState: @unchecked Sendable {
     var pendingConnects: [(Result<Void, BlueZErrorReply>) -> Void] = []
     var connectWork: ClockTask?
     var temporaryWork: ClockTask?
-    /// The changed range's services, published ``SimulatorCore/serviceRediscoveryDelay`` after
-    /// a Service Changed indication.
-    var rediscoveryWork: ClockTask?
     /// GATT object paths published for this device (when connected).
     var gattPaths: [String] = []
     /// Characteristic value handle → bus names with a StartNotify session.

@@ -45,16 +45,16 @@ extension SimulatorCore {
             switch style {
             case .serviceChangedIndication:
                 // bluetoothd drops the changed range at once and reads it from the device again:
-                // the new services come serviceRediscoveryDelay later, on a link still up.
+                // the new services come serviceRediscoveryDelay later, on a link still up. Not
+                // cancelled by a later change: publishing skips what is published already, so an
+                // earlier change's services are never lost to a later one.
                 gatt.removeChangedServices(d, old: old)
-                d.rediscoveryWork?.cancel()
-                d.rediscoveryWork = nil
                 let rediscovered: @Sendable () -> Void = { [weak self, weak d] in
                     guard let self, let d, d.link == .connected, d.peer === peer, !d.gattPaths.isEmpty else { return }
                     self.gatt.publishChangedServices(d, old: old, mtu: self.central(for: d).mtu)
                 }
                 if serviceRediscoveryDelay > .zero {
-                    d.rediscoveryWork = clock.schedule(after: serviceRediscoveryDelay, rediscovered)
+                    clock.schedule(after: serviceRediscoveryDelay, rediscovered)
                 } else {
                     rediscovered()
                 }
